@@ -1,0 +1,50 @@
+package workflow
+
+
+// ChildRun is a run started from inside a workflow. It is a Future of the
+// child's result: Get waits (durably) for the child to end.
+type ChildRun[O any] struct {
+	*opFuture[O]
+}
+
+// ChildOption configures StartChild.
+type ChildOption func(*childConfig)
+
+type childConfig struct{ runID string }
+
+// WithChildRunID gives the child a caller-chosen run ID. By default it is
+// derived from the parent's ID and the call's position, so the child is
+// found again, not started twice, when the parent replays.
+func WithChildRunID(id string) ChildOption { return func(c *childConfig) { c.runID = id } }
+
+// StartChild starts a run of wf as a child of the calling workflow. The
+// child carries the $parentRunId and $rootRunId attributes, and reports its
+// result back to the parent when it ends.
+func (w *Workflow[I, O]) StartChild(ctx Context, input I, opts ...ChildOption) *ChildRun[O] {
+	var cfg childConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	raw, err := marshal("child workflow input", input)
+	if err != nil {
+		return &ChildRun[O]{failedFuture[O](err)}
+	}
+	op := ctx.engine().StartChild(w.name, raw, cfg.runID, callSite(1))
+	return &ChildRun[O]{&opFuture[O]{op: op, wrap: func(err error) error {
+		if cancelled, ok := err.(*RunCancelledError); ok {
+			return cancelled
+		}
+		return &RunFailedError{RunID: op.ChildRunID(), Err: err}
+	}}}
+}
+
+// RunID waits until the child run exists and returns its ID.
+func (c *ChildRun[O]) RunID(ctx Context) string {
+	if c.op == nil {
+		return ""
+	}
+	op := c.op
+	ctx.engine().Block(op.Created)
+	return op.ChildRunID()
+}
+

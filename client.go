@@ -1,0 +1,127 @@
+package workflow
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lambdaworkflow/workflow/internal/engine"
+	"github.com/lambdaworkflow/workflow/world"
+)
+
+// Client starts and inspects runs, and resumes hooks, from ordinary Go
+// code: an HTTP handler, a CLI, a test. It is safe for concurrent use.
+type Client struct {
+	world world.World
+	now   func() time.Time
+}
+
+// ClientOption configures a Client.
+type ClientOption func(*Client)
+
+// WithClock replaces the wall clock (the test harness skips time with it).
+func WithClock(now func() time.Time) ClientOption { return func(c *Client) { c.now = now } }
+
+// NewClient returns a Client for the given World.
+func NewClient(w world.World, opts ...ClientOption) *Client {
+	c := &Client{world: w, now: time.Now}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// World returns the World the client talks to.
+func (c *Client) World() world.World { return c.world }
+
+// StartOption configures Start.
+type StartOption func(*startConfig)
+
+type startConfig struct {
+	runID      string
+	key        string
+	attributes map[string]string
+}
+
+// WithRunID gives the run a caller-chosen ID. Starting again with the same
+// ID returns the existing run instead of starting a second one.
+func WithRunID(id string) StartOption { return func(s *startConfig) { s.runID = id } }
+
+// WithIdempotencyKey derives the run's ID from the workflow name and key,
+// so a retried Start (a redelivered request, a double click) returns the
+// run the first one started.
+func WithIdempotencyKey(key string) StartOption { return func(s *startConfig) { s.key = key } }
+
+// WithAttributes seeds the run's attributes, searchable with ListRuns.
+// Keys starting with '$' are reserved.
+func WithAttributes(attrs map[string]string) StartOption {
+	return func(s *startConfig) { s.attributes = attrs }
+}
+
+// Start starts a run of wf and returns its handle without waiting for it.
+func Start[I, O any](ctx context.Context, c *Client, wf *Workflow[I, O], input I, opts ...StartOption) (*Run[O], error) {
+	var cfg startConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	for k := range cfg.attributes {
+		if len(k) > 0 && k[0] == '$' {
+			return nil, fmt.Errorf("workflow: attribute %q: keys starting with '$' are reserved", k)
+		}
+	}
+	raw, err := marshal("workflow input", input)
+	if err != nil {
+		return nil, err
+	}
+	id := runIDFor(wf.name, cfg)
+	err = engine.StartRun(ctx, c.world, engine.NewRun{ID: id, Workflow: wf.name, Input: raw, Attributes: cfg.attributes}, c.now())
+	if errors.Is(err, world.ErrRunExists) {
+		existing, gerr := c.world.GetRun(ctx, id)
+		if gerr != nil {
+			return nil, gerr
+		}
+		if existing.Workflow != wf.name {
+			return nil, fmt.Errorf("workflow: run %s exists and belongs to workflow %q, not %q", id, existing.Workflow, wf.name)
+		}
+	} else if err != nil {
+		return nil, err
+	}
+	return &Run[O]{ID: id, c: c}, nil
+}
+
+func runIDFor(workflow string, cfg startConfig) string {
+	switch {
+	case cfg.runID != "":
+		return cfg.runID
+	case cfg.key != "":
+		sum := sha256.Sum256([]byte(workflow + "\x00" + cfg.key))
+		return "wrun_" + hex.EncodeToString(sum[:13])
+	default:
+		return "wrun_" + rand.Text()
+	}
+}
+
+// GetRun returns a handle on an existing run whose result is an O.
+func GetRun[O any](ctx context.Context, c *Client, runID string) (*Run[O], error) {
+	if _, err := c.world.GetRun(ctx, runID); err != nil {
+		return nil, wrapNotFound(err)
+	}
+	return &Run[O]{ID: runID, c: c}, nil
+}
+
+func wrapNotFound(err error) error {
+	if errors.Is(err, world.ErrRunNotFound) {
+		return fmt.Errorf("%w: %w", ErrRunNotFound, err)
+	}
+	return err
+}
+
+// ListRuns lists runs, newest first, filtered by workflow, status and
+// attributes; pass the returned cursor back to get the next page.
+func (c *Client) ListRuns(ctx context.Context, filter world.RunFilter) (world.RunPage, error) {
+	return c.world.ListRuns(ctx, filter)
+}

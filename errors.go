@@ -1,0 +1,105 @@
+package workflow
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lambdaworkflow/workflow/internal/engine"
+)
+
+// FatalError marks a step error that must not be retried. Create it with
+// Fatal. It survives the trip through the log: errors.As finds it in the
+// error a workflow gets from the step and in a failed run's error.
+type FatalError struct{ Err error }
+
+// Fatal wraps err so the step fails at once instead of retrying.
+func Fatal(err error) error { return &FatalError{Err: err} }
+
+func (e *FatalError) Error() string { return e.Err.Error() }
+func (e *FatalError) Unwrap() error { return e.Err }
+
+// RetryableError asks for a retry after a given delay (e.g. a rate limit's
+// Retry-After) instead of the step's backoff. Create it with Retryable.
+type RetryableError struct {
+	Err        error
+	RetryAfter time.Duration
+}
+
+// Retryable wraps err so the step is retried after d.
+func Retryable(err error, after time.Duration) error {
+	return &RetryableError{Err: err, RetryAfter: after}
+}
+
+func (e *RetryableError) Error() string { return e.Err.Error() }
+func (e *RetryableError) Unwrap() error { return e.Err }
+
+// StepError is what a workflow gets from a step that failed for good.
+type StepError struct {
+	Step     string
+	Attempts int
+	Err      error
+}
+
+func (e *StepError) Error() string {
+	return fmt.Sprintf("step %q failed after %d attempt(s): %v", e.Step, e.Attempts, e.Err)
+}
+func (e *StepError) Unwrap() error { return e.Err }
+
+// Errors matched with errors.Is.
+var (
+	// ErrRunFailed matches every RunFailedError.
+	ErrRunFailed = errors.New("workflow run failed")
+	// ErrRunCancelled matches every RunCancelledError.
+	ErrRunCancelled = errors.New("workflow run cancelled")
+	// ErrMaxEventsExceeded is the cause of a run that hit its event limit.
+	// Split unbounded loops into child runs.
+	ErrMaxEventsExceeded = engine.ErrMaxEvents
+	// ErrRunNotFound is returned for an unknown run ID.
+	ErrRunNotFound = errors.New("workflow run not found")
+)
+
+// RunFailedError is the error of a run that failed; Err is what failed it,
+// with its kind and cause chain, so errors.Is/As see through it.
+type RunFailedError struct {
+	RunID string
+	Err   error
+}
+
+func (e *RunFailedError) Error() string { return fmt.Sprintf("run %s failed: %v", e.RunID, e.Err) }
+func (e *RunFailedError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrRunFailed) true.
+func (e *RunFailedError) Is(target error) bool { return target == ErrRunFailed }
+
+// RunCancelledError is the error of a cancelled run.
+type RunCancelledError struct {
+	RunID  string
+	Reason string
+}
+
+func (e *RunCancelledError) Error() string {
+	return (&engine.Cancelled{RunID: e.RunID, Reason: e.Reason}).Error()
+}
+
+// Is makes errors.Is(err, ErrRunCancelled) true.
+func (e *RunCancelledError) Is(target error) bool { return target == ErrRunCancelled }
+
+// NondeterminismError fails a run whose workflow code no longer makes the
+// durable calls its log recorded: it names the log position, what the log
+// holds, and what the code did instead, with its file and line.
+type NondeterminismError = engine.Nondeterminism
+
+// PanicError is a panic recovered from a step or from workflow code.
+type PanicError = engine.PanicError
+
+// RemoteError stands for an error whose Go type is not registered with
+// RegisterError: it keeps the original type name, message and cause chain.
+type RemoteError struct {
+	Type    string // the original Go type, e.g. "*net.OpError"
+	Message string
+	Err     error // the original's cause, if it had one
+}
+
+func (e *RemoteError) Error() string { return e.Message }
+func (e *RemoteError) Unwrap() error { return e.Err }

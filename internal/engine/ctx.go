@@ -1,0 +1,121 @@
+package engine
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"time"
+)
+
+// Ctx is what workflow code holds: the door to its run's invocation. All of
+// its methods must be called from workflow coroutines, never from steps or
+// from goroutines the workflow started itself.
+type Ctx struct {
+	inv *invocation
+}
+
+// RunID returns the run's ID.
+func (c *Ctx) RunID() string { return c.inv.run.ID }
+
+// WorkflowName returns the name of the running workflow.
+func (c *Ctx) WorkflowName() string { return c.inv.run.Workflow }
+
+// Attributes returns the run's attributes as they were when it started.
+func (c *Ctx) Attributes() map[string]string { return c.inv.created.Attributes }
+
+// Now returns the deterministic workflow time: when the last event the
+// workflow has seen was recorded.
+func (c *Ctx) Now() time.Time { return c.inv.now }
+
+// Rand returns the run's deterministic random source.
+func (c *Ctx) Rand() *rand.Rand { return c.inv.rng }
+
+// Replaying reports whether the workflow is re-executing recorded history.
+func (c *Ctx) Replaying() bool { return c.inv.replaying }
+
+// Block parks the calling coroutine until cond holds. cond must only read
+// workflow state.
+func (c *Ctx) Block(cond func() bool) { c.inv.sched.block(cond) }
+
+// Go starts a coroutine that runs fn deterministically alongside the others.
+func (c *Ctx) Go(fn func(*Ctx)) {
+	c.inv.guardIssue()
+	c.inv.sched.spawn(func() { fn(c) })
+}
+
+// CallStep issues a step and returns its op without waiting.
+func (c *Ctx) CallStep(def *StepDef, input json.RawMessage, callSite string) *Op {
+	op := c.inv.issue(OpStep, def.Name, callSite)
+	op.input, op.step.def = input, def
+	return op
+}
+
+// Sleep issues a durable timer.
+func (c *Ctx) Sleep(d time.Duration, callSite string) *Op {
+	op := c.inv.issue(OpWait, "sleep", callSite)
+	op.wait.duration = max(d, 0)
+	return op
+}
+
+// HookOptions configures CreateHook.
+type HookOptions struct {
+	Token     string
+	Kind      string
+	Metadata  json.RawMessage
+	Force     bool
+	Retention time.Duration
+}
+
+// CreateHook issues a hook.
+func (c *Ctx) CreateHook(o HookOptions, callSite string) *Op {
+	op := c.inv.issue(OpHook, o.Token, callSite)
+	op.hook = &hookState{token: o.Token, kind: o.Kind, metadata: o.Metadata, force: o.Force, retention: o.Retention}
+	return op
+}
+
+// NextHookMessage blocks until the hook has a message, a conflict, or was
+// taken over or disposed. ok is false when no message will come; then
+// conflictOwner or forceClaimedBy says why (both empty: disposed).
+func (c *Ctx) NextHookMessage(op *Op) (msg HookMessage, ok bool, conflictOwner, forceClaimedBy string) {
+	h := op.hook
+	c.Block(op.HookReady)
+	if len(h.inbox) > 0 && h.conflictOwner == "" && h.forceClaimed == "" {
+		msg, h.inbox = h.inbox[0], h.inbox[1:]
+		return msg, true, "", ""
+	}
+	return HookMessage{}, false, h.conflictOwner, h.forceClaimed
+}
+
+// HookConflict blocks until the hook's claim is settled and returns the run
+// that holds the token if it is not this one.
+func (c *Ctx) HookConflict(op *Op) string {
+	c.Block(func() bool { return op.created })
+	return op.hook.conflictOwner
+}
+
+// DisposeHook releases the hook's token. It is not durable work during an
+// unwind: then it does nothing.
+func (c *Ctx) DisposeHook(op *Op) {
+	if c.inv.sched.unwinding || op.hook.disposeAsked {
+		return
+	}
+	op.hook.disposeAsked = true
+}
+
+// StartChild issues a child run of the named workflow.
+func (c *Ctx) StartChild(workflow string, input json.RawMessage, runID, callSite string) *Op {
+	op := c.inv.issue(OpChild, workflow, callSite)
+	op.input, op.child.runID = input, runID
+	return op
+}
+
+// SetAttributes records attributes on the run.
+func (c *Ctx) SetAttributes(attrs map[string]string, callSite string) {
+	op := c.inv.issue(OpAttrs, "attributes", callSite)
+	op.attrs = attrs
+}
+
+// Await blocks the calling coroutine until op is done.
+func (c *Ctx) Await(op *Op) (json.RawMessage, json.RawMessage) {
+	c.Block(op.Done)
+	return op.Result()
+}

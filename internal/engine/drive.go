@@ -1,0 +1,318 @@
+package engine
+
+import (
+	"errors"
+	"time"
+
+	"github.com/lambdaworkflow/workflow/world"
+)
+
+// lazyFlush is how long creation events may sit in the buffer while steps
+// run. Writing them with the step's result saves a durable write per step;
+// the delay bounds how long an observer can miss a running step.
+const lazyFlush = 25 * time.Millisecond
+
+// drive replays the log, then runs the workflow live.
+func (inv *invocation) drive(events []world.Event) error {
+	inv.replaying = true
+	started := false
+	for _, ev := range events {
+		started = started || ev.Type == world.RunStarted
+		inv.apply(ev)
+	}
+	inv.replaying = false
+	if errors.Is(inv.fatal, ErrUnknownWorkflow) {
+		// A deployment problem, not the run's fault: leave the message for a
+		// worker that knows the workflow (or for the dead-letter queue).
+		return inv.fatal
+	}
+	if !started && !inv.terminal {
+		inv.bufferEvent(world.RunStarted, "", nil)
+		inv.mergeUpdate(world.RunUpdate{Status: world.StatusRunning})
+	}
+	return inv.loop()
+}
+
+func (inv *invocation) loop() error {
+	wake := inv.watch()
+	budget := inv.budgetTimer()
+	var lazy <-chan time.Time
+	for {
+		switch {
+		case inv.terminal:
+			return nil // ended by another writer (cancelled)
+		case inv.fatal != nil || inv.finished:
+			return inv.finish()
+		}
+		if err := inv.materialize(); err != nil {
+			return err
+		}
+		if inv.needsFlush() {
+			if err := inv.flush(); err != nil {
+				return err
+			}
+			lazy = nil
+			continue
+		}
+		due := inv.nextDue()
+		if inv.running == 0 && (due.IsZero() || due.Sub(inv.e.now()) > inv.e.InlineWait) {
+			return inv.suspend()
+		}
+		if len(inv.buffer) > 0 && lazy == nil {
+			lazy = time.After(lazyFlush)
+		}
+		var timer <-chan time.Time
+		var t *time.Timer
+		if !due.IsZero() {
+			t = time.NewTimer(max(due.Sub(inv.e.now()), 0))
+			timer = t.C
+		}
+		select {
+		case r := <-inv.results:
+			inv.running--
+			inv.recordStepResult(r)
+		case <-timer: // materialize sees what fell due
+		case <-lazy:
+			if err := inv.flush(); err != nil {
+				return err
+			}
+			lazy = nil
+		case <-wake:
+			if err := inv.catchUp(); err != nil {
+				return err
+			}
+		case <-budget:
+			return inv.handoff()
+		case <-inv.ctx.Done():
+			return inv.ctx.Err()
+		}
+		if t != nil {
+			t.Stop()
+		}
+	}
+}
+
+// needsFlush reports whether the buffer holds something the workflow must
+// see before it can move on, or whether nothing else will flush it soon.
+func (inv *invocation) needsFlush() bool {
+	if len(inv.buffer) == 0 && inv.update == nil {
+		return false
+	}
+	if inv.running == 0 {
+		return true
+	}
+	for _, p := range inv.buffer {
+		if _, creates := creationKind[p.ev.Type]; !creates && p.ev.Type != world.StepStarted {
+			return true
+		}
+	}
+	return false
+}
+
+// budgetTimer fires when the invocation should stop taking work and hand
+// the run to a fresh invocation, DeadlineMargin before ctx's deadline.
+func (inv *invocation) budgetTimer() <-chan time.Time {
+	deadline, ok := inv.ctx.Deadline()
+	if !ok {
+		return nil
+	}
+	margin := inv.e.DeadlineMargin
+	if margin <= 0 {
+		margin = min(max(time.Until(deadline)/10, time.Second), 30*time.Second)
+	}
+	return time.After(max(time.Until(deadline)-margin, 0))
+}
+
+// watch wakes the loop when some other writer appends to the run's log: a
+// hook resume, a cancellation, a child's result, a duplicate worker.
+func (inv *invocation) watch() <-chan struct{} {
+	wake := make(chan struct{})
+	go func() {
+		for {
+			seen := inv.lastSlot.Load()
+			if world.WaitEvents(inv.ctx, inv.e.World, inv.run.ID, seen) != nil {
+				return
+			}
+			if inv.lastSlot.Load() > seen {
+				continue // our own write
+			}
+			select {
+			case wake <- struct{}{}:
+			case <-inv.ctx.Done():
+				return
+			}
+		}
+	}()
+	return wake
+}
+
+// catchUp applies events other writers appended.
+func (inv *invocation) catchUp() error {
+	evs, err := inv.e.World.Events(inv.ctx, inv.run.ID, inv.lastSlot.Load())
+	if err != nil {
+		return err
+	}
+	inv.absorb(evs)
+	return nil
+}
+
+// absorb applies events written by someone else, dropping what we were
+// about to write ourselves if they already wrote it.
+func (inv *invocation) absorb(evs []world.Event) {
+	for _, ev := range evs {
+		if ev.Slot <= inv.lastSlot.Load() {
+			continue
+		}
+		key := eventKey(ev)
+		kept := inv.buffer[:0]
+		for _, p := range inv.buffer {
+			if p.key != key {
+				kept = append(kept, p)
+			}
+		}
+		inv.buffer = kept
+		inv.apply(ev)
+	}
+}
+
+// flush writes the buffer at the end of the log, then applies what it
+// wrote. A lost slot race is absorbed and the write retried after it.
+func (inv *invocation) flush() error {
+	for len(inv.buffer) > 0 || inv.update != nil {
+		if inv.fatal == nil && int(inv.lastSlot.Load())+len(inv.buffer) > inv.e.maxEvents() {
+			inv.fatal = ErrMaxEvents
+			inv.buffer, inv.update = nil, nil
+			return nil
+		}
+		now := inv.e.now()
+		evs := make([]world.Event, len(inv.buffer))
+		for i, p := range inv.buffer {
+			evs[i] = p.ev
+			evs[i].CreatedAt = now
+		}
+		from := inv.lastSlot.Load() + 1
+		missed, err := inv.e.World.AppendEvents(inv.ctx, inv.run.ID, from, evs, inv.update)
+		switch {
+		case errors.Is(err, world.ErrSlotTaken):
+			inv.absorb(missed)
+			if inv.terminal {
+				return nil
+			}
+			continue
+		case errors.Is(err, world.ErrRunFinished):
+			inv.terminal = true
+			return nil
+		case err != nil:
+			return err
+		}
+		inv.buffer, inv.update = nil, nil
+		for i := range evs {
+			evs[i].RunID, evs[i].Slot = inv.run.ID, from+int64(i)
+			inv.apply(evs[i])
+		}
+	}
+	return nil
+}
+
+func (inv *invocation) bufferEvent(t world.EventType, corr string, payload any) {
+	ev := world.Event{Type: t, CorrelationID: corr}
+	if payload != nil {
+		ev.Payload = mustJSON(payload)
+	}
+	inv.buffer = append(inv.buffer, pending{ev: ev, key: eventKey(ev)})
+}
+
+func (inv *invocation) mergeUpdate(u world.RunUpdate) {
+	if inv.update == nil {
+		inv.update = &world.RunUpdate{}
+	}
+	if u.Status != "" {
+		inv.update.Status = u.Status
+	}
+	if u.Output != nil {
+		inv.update.Output = u.Output
+	}
+	if u.Error != nil {
+		inv.update.Error = u.Error
+	}
+	for k, v := range u.Attributes {
+		if inv.update.Attributes == nil {
+			inv.update.Attributes = map[string]string{}
+		}
+		inv.update.Attributes[k] = v
+	}
+}
+
+// eventKey identifies an event for deduplication between writers: two
+// events with the same key record the same fact.
+func eventKey(ev world.Event) string {
+	key := string(ev.Type) + "/" + ev.CorrelationID
+	switch ev.Type {
+	case world.StepStarted, world.StepRetrying:
+		if p, err := decodePayload[stepStartedPayload](ev); err == nil {
+			key += "/" + itoa(p.Attempt)
+		}
+	case world.HookReceived:
+		if p, err := decodePayload[hookReceivedPayload](ev); err == nil {
+			key += "/" + p.ResumeID
+		}
+	}
+	return key
+}
+
+// nextDue is the earliest time a created wait falls due or a failed step
+// may be retried; zero if there is none.
+func (inv *invocation) nextDue() time.Time {
+	var next time.Time
+	consider := func(t time.Time) {
+		if next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	for _, op := range inv.ops {
+		if op.done || !op.buffered {
+			continue
+		}
+		switch {
+		case op.Kind == OpWait:
+			consider(op.wait.resumeAt)
+		case op.Kind == OpStep && !op.step.running && !op.step.settled:
+			consider(op.step.retryAt)
+		}
+	}
+	return next
+}
+
+// suspend schedules a wake-up for every timer and delayed retry and ends
+// the invocation; hooks and children wake the run by themselves. The loop
+// only suspends with an empty buffer.
+func (inv *invocation) suspend() error {
+	for _, op := range inv.ops {
+		if op.done || !op.buffered {
+			continue
+		}
+		var at time.Time
+		switch {
+		case op.Kind == OpWait:
+			at = op.wait.resumeAt
+		case op.Kind == OpStep && !op.step.settled:
+			at = op.step.retryAt
+		default:
+			continue
+		}
+		msg := world.Message{RunID: inv.run.ID, DeliverAt: at, DedupKey: inv.run.ID + "/wake/" + op.ID() + "/" + itoa(op.step.attempt)}
+		if err := inv.e.World.Enqueue(inv.ctx, msg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// handoff passes the run to a fresh invocation because this one is out of
+// time. Steps in flight are abandoned and run again there.
+func (inv *invocation) handoff() error {
+	if err := inv.flush(); err != nil {
+		return err
+	}
+	return inv.e.World.Enqueue(inv.ctx, world.Message{RunID: inv.run.ID, DedupKey: inv.run.ID + "/handoff/" + itoa(int(inv.lastSlot.Load()))})
+}

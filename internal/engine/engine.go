@@ -1,0 +1,123 @@
+// Package engine is the replay engine: it rebuilds a run's state by
+// re-executing its workflow against the run's event log, then drives the run
+// forward, running steps inline, until it finishes or must wait.
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/lambdaworkflow/workflow/world"
+)
+
+// ErrorCodec turns errors into JSON and classifies step failures. The root
+// package supplies it, because the error types users see live there.
+type ErrorCodec interface {
+	Encode(err error) json.RawMessage
+	// Retry says whether a failed step attempt may be retried and, if the
+	// error says so, after how long (zero: use the step's backoff).
+	Retry(err error) (retry bool, after time.Duration)
+}
+
+// Engine drives runs of the workflows in its Registry on its World.
+type Engine struct {
+	World    world.World
+	Registry *Registry
+	Errors   ErrorCodec
+	// Now is the clock; tests replace it to skip time.
+	Now func() time.Time
+	// MaxEvents caps a run's log; a run that would pass it fails.
+	MaxEvents int
+	// InlineWait is the longest timer or retry delay an invocation waits out
+	// itself, keeping its coroutines alive, instead of suspending the run.
+	InlineWait time.Duration
+	// DeadlineMargin is how long before its context's deadline an
+	// invocation stops taking new work and hands the run off.
+	DeadlineMargin time.Duration
+	// StepOverrides replaces steps by name (the test harness mocks steps).
+	StepOverrides map[string]StepFunc
+	Logger        *slog.Logger
+}
+
+// DefaultMaxEvents is the per-run event ceiling unless configured.
+const DefaultMaxEvents = 25_000
+
+// Errors the engine reports in failed runs. The root package maps them to
+// its own error types when it decodes a run's error.
+var (
+	ErrMaxEvents          = errors.New("run exceeded its event limit")
+	ErrUnknownWorkflow    = errors.New("unknown workflow")
+	ErrUnknownStep        = errors.New("unknown step")
+	errInvocationFinished = errors.New("invocation finished")
+)
+
+// Nondeterminism describes a workflow whose calls no longer match its log.
+type Nondeterminism struct {
+	RunID    string
+	Slot     int64  // the log position that disagrees
+	Expected string // what the log recorded
+	Found    string // what the workflow did instead
+}
+
+func (n *Nondeterminism) Error() string {
+	return fmt.Sprintf("nondeterministic workflow: run %s, event %d: the log records %s, but the workflow %s",
+		n.RunID, n.Slot, n.Expected, n.Found)
+}
+
+func (e *Engine) now() time.Time {
+	if e.Now != nil {
+		return e.Now()
+	}
+	return time.Now()
+}
+
+func (e *Engine) logger() *slog.Logger {
+	if e.Logger != nil {
+		return e.Logger
+	}
+	return slog.Default()
+}
+
+func (e *Engine) maxEvents() int {
+	if e.MaxEvents > 0 {
+		return e.MaxEvents
+	}
+	return DefaultMaxEvents
+}
+
+func (e *Engine) step(name string) (*StepDef, bool) {
+	d, ok := e.Registry.Step(name)
+	if fn, mocked := e.StepOverrides[name]; mocked {
+		if !ok {
+			d = &StepDef{Name: name}
+		}
+		copied := *d
+		copied.Fn = fn
+		return &copied, true
+	}
+	return d, ok
+}
+
+// Process drives one run as far as it can go now. It returns an error only
+// when the run must be processed again (a World failure); everything the
+// run itself does, including failing, is recorded in its log.
+func (e *Engine) Process(ctx context.Context, runID string) error {
+	run, err := e.World.GetRun(ctx, runID)
+	if err != nil {
+		return err
+	}
+	events, err := e.World.Events(ctx, runID, 0)
+	if err != nil {
+		return err
+	}
+	inv := newInvocation(ctx, e, run)
+	defer inv.close()
+	if run.Status.Terminal() {
+		return inv.afterFinish(events)
+	}
+	return inv.drive(events)
+}

@@ -1,0 +1,146 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/lambdaworkflow/workflow/world"
+)
+
+// OpKind says what a durable operation is.
+type OpKind string
+
+// The kinds of durable operation a workflow can issue.
+const (
+	OpStep  OpKind = "step"
+	OpWait  OpKind = "sleep"
+	OpHook  OpKind = "hook"
+	OpChild OpKind = "child run"
+	OpAttrs OpKind = "set attributes"
+)
+
+// Op is one durable operation issued by workflow code. Its correlation ID
+// is its issue order within the run, which replay reproduces.
+type Op struct {
+	seq      int
+	Kind     OpKind
+	Name     string // step name, hook token, child workflow name
+	input    json.RawMessage
+	callSite string
+	buffered bool // its creation event is in the write buffer or the log
+	created  bool // its creation event has been applied
+
+	done   bool
+	output json.RawMessage
+	errRaw json.RawMessage // encoded error, set when the op failed
+
+	step  stepState
+	wait  waitState
+	hook  *hookState
+	child childState
+	attrs map[string]string
+}
+
+type stepState struct {
+	def     *StepDef
+	attempt int       // last attempt started
+	retryAt time.Time // when the next attempt may start
+	running bool
+	settled bool // its final result is buffered: never launch it again
+}
+
+type waitState struct {
+	duration   time.Duration
+	resumeAt   time.Time
+	completing bool // wait_completed is buffered
+}
+
+type childState struct {
+	runID string
+}
+
+// ID returns the op's correlation ID.
+func (o *Op) ID() string { return strconv.Itoa(o.seq) }
+
+// Created reports whether the op's creation event has been applied.
+func (o *Op) Created() bool { return o.created }
+
+// Done reports whether the op has a result.
+func (o *Op) Done() bool { return o.done }
+
+// Result returns the op's output and encoded error; valid once Done.
+func (o *Op) Result() (json.RawMessage, json.RawMessage) { return o.output, o.errRaw }
+
+// Attempts returns how many attempts a step op has started.
+func (o *Op) Attempts() int { return o.step.attempt }
+
+// ChildRunID returns the run ID of a child op once it is created.
+func (o *Op) ChildRunID() string { return o.child.runID }
+
+func (o *Op) resolve(out, errRaw json.RawMessage) {
+	if o.done {
+		return // a duplicate result from a redelivered write; the first wins
+	}
+	o.done, o.output, o.errRaw = true, out, errRaw
+}
+
+func (o *Op) describe() string {
+	s := fmt.Sprintf("%s %q", o.Kind, o.Name)
+	if o.Kind == OpWait {
+		s = fmt.Sprintf("sleep(%s)", o.wait.duration)
+	}
+	if o.callSite != "" {
+		s += " at " + o.callSite
+	}
+	return s
+}
+
+// creationKind maps an op-creating event type to the op kind it creates.
+// hook_conflict creates a hook op too, unless it reports a takeover; the
+// apply code handles that case.
+var creationKind = map[world.EventType]OpKind{
+	world.StepCreated:   OpStep,
+	world.WaitCreated:   OpWait,
+	world.HookCreated:   OpHook,
+	world.ChildCreated:  OpChild,
+	world.AttributesSet: OpAttrs,
+}
+
+type hookState struct {
+	token     string
+	kind      string
+	metadata  json.RawMessage
+	force     bool
+	retention time.Duration
+
+	inbox         []HookMessage // received, not yet taken by workflow code
+	conflictOwner string        // run holding the token when this run tried to claim it
+	forceClaimed  string        // run that took the token over from this one
+	createdAt     time.Time
+	disposeAsked  bool
+	disposing     bool // hook_disposed is buffered
+	disposed      bool
+}
+
+// retainUntil is how long the token stays blocked once released: zero (free
+// at once) unless the hook asked for retention.
+func (h *hookState) retainUntil() time.Time {
+	if h.retention <= 0 {
+		return time.Time{}
+	}
+	return h.createdAt.Add(h.retention)
+}
+
+// HookMessage is one resume delivered to a hook.
+type HookMessage struct {
+	ResumeID string
+	Payload  json.RawMessage
+}
+
+// HookReady reports whether taking the hook's next message would not block.
+func (o *Op) HookReady() bool {
+	h := o.hook
+	return len(h.inbox) > 0 || h.conflictOwner != "" || h.forceClaimed != "" || h.disposeAsked
+}

@@ -1,0 +1,112 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/lambdaworkflow/workflow/world"
+)
+
+// The payloads of the event types, as stored in world.Event.Payload.
+
+type runCreatedPayload struct {
+	Workflow   string            `json:"workflow"`
+	Input      json.RawMessage   `json:"input,omitempty"`
+	Attributes map[string]string `json:"attributes,omitempty"`
+	// Parent is set on child runs: where to report the result.
+	Parent *parentRef `json:"parent,omitempty"`
+}
+
+type parentRef struct {
+	RunID         string `json:"runId"`
+	CorrelationID string `json:"correlationId"`
+}
+
+type stepCreatedPayload struct {
+	Step  string          `json:"step"`
+	Input json.RawMessage `json:"input,omitempty"`
+}
+
+type stepStartedPayload struct {
+	Attempt int `json:"attempt"`
+}
+
+type stepCompletedPayload struct {
+	Output json.RawMessage `json:"output,omitempty"`
+}
+
+type stepFailedPayload struct {
+	Attempt int             `json:"attempt"`
+	Error   json.RawMessage `json:"error"`
+	// RetryAt is set on step_retrying: when the next attempt may start.
+	RetryAt time.Time `json:"retryAt,omitzero"`
+}
+
+type waitCreatedPayload struct {
+	ResumeAt time.Time `json:"resumeAt"`
+}
+
+type hookCreatedPayload struct {
+	Token    string          `json:"token"`
+	Kind     string          `json:"kind,omitempty"`
+	Metadata json.RawMessage `json:"metadata,omitempty"`
+	// Retention keeps the token blocked this long after the hook's creation,
+	// even once the run has ended.
+	Retention time.Duration `json:"retention,omitempty"`
+}
+
+type hookReceivedPayload struct {
+	// ResumeID identifies one resume call; a reply channel hangs off it.
+	ResumeID string          `json:"resumeId"`
+	Payload  json.RawMessage `json:"payload,omitempty"`
+}
+
+// hookConflictPayload records that the token is held by another run, or
+// (ForceClaimed) that another run took it over from this one.
+type hookConflictPayload struct {
+	Token        string `json:"token"`
+	OwnerRunID   string `json:"ownerRunId"`
+	ForceClaimed bool   `json:"forceClaimed,omitempty"`
+}
+
+type childCreatedPayload struct {
+	Workflow   string `json:"workflow"`
+	ChildRunID string `json:"childRunId"`
+}
+
+type childCompletedPayload struct {
+	ChildRunID string          `json:"childRunId"`
+	Output     json.RawMessage `json:"output,omitempty"`
+	Error      json.RawMessage `json:"error,omitempty"`
+}
+
+type attributesPayload struct {
+	Attributes map[string]string `json:"attributes"`
+}
+
+type runFinishedPayload struct {
+	Output json.RawMessage `json:"output,omitempty"`
+	Error  json.RawMessage `json:"error,omitempty"`
+	Reason string          `json:"reason,omitempty"`
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Payload structs hold only JSON-safe fields; failing here is a bug.
+		panic(fmt.Sprintf("engine: encoding %T: %v", v, err))
+	}
+	return b
+}
+
+func decodePayload[T any](ev world.Event) (T, error) {
+	var v T
+	if len(ev.Payload) == 0 {
+		return v, nil
+	}
+	if err := json.Unmarshal(ev.Payload, &v); err != nil {
+		return v, fmt.Errorf("corrupted event log: slot %d (%s): %w", ev.Slot, ev.Type, err)
+	}
+	return v, nil
+}

@@ -1,0 +1,86 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// WorkflowFunc is a workflow with its types erased: JSON in, JSON out.
+type WorkflowFunc func(ctx *Ctx, input json.RawMessage) (json.RawMessage, error)
+
+// StepFunc is a step with its types erased.
+type StepFunc func(ctx context.Context, input json.RawMessage) (json.RawMessage, error)
+
+// StepDef is a registered step and its retry policy.
+type StepDef struct {
+	Name string
+	Fn   StepFunc
+	// MaxRetries is how many times a failed attempt is retried.
+	MaxRetries int
+	// Backoff gives the delay before retry number n (1-based) when the
+	// error does not say when to retry.
+	Backoff func(retry int) time.Duration
+	// Timeout bounds one attempt; zero means no bound.
+	Timeout time.Duration
+}
+
+// WorkflowDef is a registered workflow.
+type WorkflowDef struct {
+	Name string
+	Fn   WorkflowFunc
+}
+
+// Registry maps names found in event logs to code.
+type Registry struct {
+	mu        sync.RWMutex
+	workflows map[string]*WorkflowDef
+	steps     map[string]*StepDef
+}
+
+// Global is the registry that package-level definitions add themselves to.
+var Global = NewRegistry()
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry {
+	return &Registry{workflows: map[string]*WorkflowDef{}, steps: map[string]*StepDef{}}
+}
+
+// AddWorkflow registers a workflow; a second one with the same name panics,
+// because two definitions under one name would make replay ambiguous.
+func (r *Registry) AddWorkflow(d *WorkflowDef) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.workflows[d.Name]; dup {
+		panic(fmt.Sprintf("workflow: two workflows are named %q", d.Name))
+	}
+	r.workflows[d.Name] = d
+}
+
+// AddStep registers a step; duplicate names panic.
+func (r *Registry) AddStep(d *StepDef) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.steps[d.Name]; dup {
+		panic(fmt.Sprintf("workflow: two steps are named %q", d.Name))
+	}
+	r.steps[d.Name] = d
+}
+
+// Workflow looks a workflow up by name.
+func (r *Registry) Workflow(name string) (*WorkflowDef, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	d, ok := r.workflows[name]
+	return d, ok
+}
+
+// Step looks a step up by name.
+func (r *Registry) Step(name string) (*StepDef, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	d, ok := r.steps[name]
+	return d, ok
+}

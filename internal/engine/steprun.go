@@ -1,0 +1,125 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/lambdaworkflow/workflow/world"
+)
+
+// StepInfo describes the step attempt a context belongs to.
+type StepInfo struct {
+	RunID   string
+	StepID  string // the step's correlation ID within the run
+	Name    string
+	Attempt int // 1 on the first attempt
+	World   world.World
+}
+
+type stepInfoKey struct{}
+
+// StepInfoFrom returns the step attempt ctx belongs to, if any.
+func StepInfoFrom(ctx context.Context) (StepInfo, bool) {
+	info, ok := ctx.Value(stepInfoKey{}).(StepInfo)
+	return info, ok
+}
+
+type stepResult struct {
+	op      *Op
+	attempt int
+	output  json.RawMessage
+	err     error
+}
+
+// launch starts the next attempt of a step on its own goroutine. The
+// attempt's step_started event is only buffered: the step does not wait for
+// the log, so a crash may run an attempt the log never saw (at least once).
+func (inv *invocation) launch(op *Op) {
+	def, ok := inv.e.step(op.Name)
+	if !ok {
+		def = &StepDef{Name: op.Name, Fn: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			return nil, fmt.Errorf("%w %q: is it registered in this binary?", ErrUnknownStep, op.Name)
+		}}
+	}
+	if op.step.attempt > def.MaxRetries {
+		// Every allowed attempt has started and the last never reported:
+		// its invocation died (a crash, or out of time). Stop here rather
+		// than loop forever on a step that kills its worker.
+		op.step.settled = true
+		err := fmt.Errorf("step %q: attempt %d was interrupted and no retries are left", op.Name, op.step.attempt)
+		inv.bufferEvent(world.StepFailed, op.ID(), stepFailedPayload{Attempt: op.step.attempt, Error: inv.e.Errors.Encode(err)})
+		return
+	}
+	op.step.attempt++
+	op.step.running = true
+	inv.running++
+	inv.bufferEvent(world.StepStarted, op.ID(), stepStartedPayload{Attempt: op.step.attempt})
+	info := StepInfo{RunID: inv.run.ID, StepID: op.ID(), Name: op.Name, Attempt: op.step.attempt, World: inv.e.World}
+	ctx := context.WithValue(inv.ctx, stepInfoKey{}, info)
+	go func(attempt int, input json.RawMessage) {
+		out, err := callStep(ctx, def, input)
+		select {
+		case inv.results <- stepResult{op: op, attempt: attempt, output: out, err: err}:
+		case <-inv.closed:
+		}
+	}(op.step.attempt, op.input)
+}
+
+// callStep runs one attempt; a panic becomes the attempt's error.
+func callStep(ctx context.Context, def *StepDef, input json.RawMessage) (out json.RawMessage, err error) {
+	if def.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, def.Timeout)
+		defer cancel()
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = &PanicError{Value: fmt.Sprint(r), Stack: string(debug.Stack())}
+		}
+	}()
+	return def.Fn(ctx, input)
+}
+
+// PanicError is a panic recovered from a step.
+type PanicError struct {
+	Value string
+	Stack string
+}
+
+func (p *PanicError) Error() string { return "panic: " + p.Value }
+
+// recordStepResult buffers the outcome of an attempt: a result, a retry
+// with its time, or the step's final failure.
+func (inv *invocation) recordStepResult(r stepResult) {
+	op := r.op
+	op.step.running = false
+	if op.done || r.attempt != op.step.attempt {
+		return
+	}
+	if r.err == nil {
+		op.step.settled = true
+		inv.bufferEvent(world.StepCompleted, op.ID(), stepCompletedPayload{Output: r.output})
+		return
+	}
+	def, _ := inv.e.step(op.Name)
+	encoded := inv.e.Errors.Encode(r.err)
+	retry, after := inv.e.Errors.Retry(r.err)
+	if def == nil || !retry || r.attempt > def.MaxRetries {
+		op.step.settled = true
+		inv.bufferEvent(world.StepFailed, op.ID(), stepFailedPayload{Attempt: r.attempt, Error: encoded})
+		return
+	}
+	if after <= 0 && def.Backoff != nil {
+		after = def.Backoff(r.attempt)
+	}
+	op.step.retryAt = inv.e.now().Add(after)
+	inv.bufferEvent(world.StepRetrying, op.ID(), stepFailedPayload{Attempt: r.attempt, Error: encoded, RetryAt: op.step.retryAt})
+}
+
+// DefaultBackoff doubles from one second, capped at a minute.
+func DefaultBackoff(retry int) time.Duration {
+	return min(time.Second<<min(retry-1, 6), time.Minute)
+}

@@ -1,0 +1,126 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lambdaworkflow/workflow/world"
+)
+
+// Worker takes messages off the World's queue and processes their runs.
+type Worker struct {
+	Engine *Engine
+	// Concurrency is how many runs are processed at once.
+	Concurrency int
+	// Visibility hides a received message from other workers; it must
+	// outlast an invocation, or another worker starts the run twice
+	// (harmless, but wasted work).
+	Visibility time.Duration
+
+	locks runLocks // one invocation per run in this process
+	// inflight counts deliveries being handled; the test harness reads it
+	// to know when the system is idle.
+	inflight sync.WaitGroup
+	busy     atomic.Int64
+}
+
+// Serve processes messages until ctx is done.
+func (w *Worker) Serve(ctx context.Context) error {
+	n := max(w.Concurrency, 1)
+	sem := make(chan struct{}, n)
+	for {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			w.inflight.Wait()
+			return nil
+		}
+		d, err := w.Engine.World.Receive(ctx, w.visibility())
+		if err != nil {
+			<-sem
+			if ctx.Err() != nil {
+				w.inflight.Wait()
+				return nil
+			}
+			w.Engine.logger().Error("workflow: receive failed", "err", err)
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		w.inflight.Add(1)
+		w.busy.Add(1)
+		go func() {
+			defer func() { <-sem; w.busy.Add(-1); w.inflight.Done() }()
+			w.Handle(ctx, d)
+		}()
+	}
+}
+
+func (w *Worker) visibility() time.Duration {
+	if w.Visibility > 0 {
+		return w.Visibility
+	}
+	return 5 * time.Minute
+}
+
+// Handle processes one delivery and acknowledges it unless the run must be
+// processed again. It returns the processing error, if any.
+func (w *Worker) Handle(ctx context.Context, d world.Delivery) error {
+	err := w.Process(ctx, d.RunID)
+	if errors.Is(err, world.ErrRunNotFound) {
+		err = nil // nothing will ever make this message useful
+	}
+	if err != nil {
+		w.Engine.logger().Error("workflow: processing run failed; it will be retried", "run", d.RunID, "attempt", d.Attempt, "err", err)
+		return err
+	}
+	return w.Engine.World.Ack(ctx, d)
+}
+
+// Process drives one run, never two invocations of it at once in this
+// process. It does not touch the queue.
+func (w *Worker) Process(ctx context.Context, runID string) error {
+	unlock := w.locks.lock(runID)
+	defer unlock()
+	return w.Engine.Process(ctx, runID)
+}
+
+// Busy reports how many deliveries are being handled right now.
+func (w *Worker) Busy() int { return int(w.busy.Load()) }
+
+// runLocks serialises invocations of the same run within a process. Entries
+// are removed when unused, so the map holds only runs in flight.
+type runLocks struct {
+	mu    sync.Mutex
+	locks map[string]*runLock
+}
+
+type runLock struct {
+	sync.Mutex
+	users int
+}
+
+func (l *runLocks) lock(runID string) (unlock func()) {
+	l.mu.Lock()
+	if l.locks == nil {
+		l.locks = map[string]*runLock{}
+	}
+	rl := l.locks[runID]
+	if rl == nil {
+		rl = &runLock{}
+		l.locks[runID] = rl
+	}
+	rl.users++
+	l.mu.Unlock()
+	rl.Lock()
+	return func() {
+		rl.Unlock()
+		l.mu.Lock()
+		if rl.users--; rl.users == 0 {
+			delete(l.locks, runID)
+		}
+		l.mu.Unlock()
+	}
+}

@@ -1,0 +1,113 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/lambdaworkflow/workflow/internal/engine"
+)
+
+// Step is a defined step: an ordinary Go function whose result is recorded
+// in the run's log. A step runs at least once; once its result is recorded
+// it never runs again for that call. Steps do the I/O; make them
+// idempotent, or give them an idempotency key (StepInfo's RunID and StepID
+// are stable across retries).
+type Step[I, O any] struct {
+	def *engine.StepDef
+}
+
+// StepOption configures a step.
+type StepOption func(*engine.StepDef)
+
+// WithMaxRetries sets how many times a failed attempt is retried
+// (default 3: four attempts in all). A FatalError is never retried.
+func WithMaxRetries(n int) StepOption {
+	return func(d *engine.StepDef) { d.MaxRetries = max(n, 0) }
+}
+
+// WithBackoff sets the delay before retry n (1-based) when the error does
+// not carry its own (see Retryable). The default doubles from 1 s to 1 min.
+func WithBackoff(backoff func(retry int) time.Duration) StepOption {
+	return func(d *engine.StepDef) { d.Backoff = backoff }
+}
+
+// WithTimeout bounds each attempt: its context is cancelled after d.
+func WithTimeout(d time.Duration) StepOption {
+	return func(s *engine.StepDef) { s.Timeout = d }
+}
+
+// DefaultMaxRetries is how many times a failed step is retried by default.
+const DefaultMaxRetries = 3
+
+// DefineStep registers a step under a name stored in the log.
+func DefineStep[I, O any](name string, fn func(ctx context.Context, input I) (O, error), opts ...StepOption) *Step[I, O] {
+	def := &engine.StepDef{Name: name, Fn: wrapStep(name, fn), MaxRetries: DefaultMaxRetries, Backoff: engine.DefaultBackoff}
+	for _, o := range opts {
+		o(def)
+	}
+	engine.Global.AddStep(def)
+	return &Step[I, O]{def: def}
+}
+
+// Name returns the step's registered name.
+func (s *Step[I, O]) Name() string { return s.def.Name }
+
+// Call runs the step and waits for its result. The run is suspended (at no
+// cost) if the step cannot finish in this invocation.
+func (s *Step[I, O]) Call(ctx Context, input I) (O, error) {
+	return s.start(ctx, input, callSite(1)).Get(ctx)
+}
+
+// Go starts the step and returns a Future for its result, so several steps
+// can run in parallel: start them all, then Get each.
+func (s *Step[I, O]) Go(ctx Context, input I) Future[O] {
+	return s.start(ctx, input, callSite(1))
+}
+
+func (s *Step[I, O]) start(ctx Context, input I, site string) *opFuture[O] {
+	raw, err := json.Marshal(input)
+	if err != nil {
+		return failedFuture[O](fmt.Errorf("step %q: encoding input: %w", s.def.Name, err))
+	}
+	op := ctx.engine().CallStep(s.def, raw, site)
+	return &opFuture[O]{op: op, wrap: func(err error) error {
+		return &StepError{Step: s.def.Name, Attempts: op.Attempts(), Err: err}
+	}}
+}
+
+// StepInfo describes the step attempt running with a context.
+type StepInfo struct {
+	RunID   string
+	StepID  string // stable across retries: usable as an idempotency key
+	Name    string
+	Attempt int // 1 on the first attempt
+}
+
+// GetStepInfo returns the step attempt a step's context belongs to; ok is
+// false outside a step.
+func GetStepInfo(ctx context.Context) (info StepInfo, ok bool) {
+	i, ok := engine.StepInfoFrom(ctx)
+	return StepInfo{RunID: i.RunID, StepID: i.StepID, Name: i.Name, Attempt: i.Attempt}, ok
+}
+
+// wrapStep erases a step's types: JSON in, JSON out. Values that cannot be
+// decoded or encoded fail the step for good: retrying cannot fix them.
+func wrapStep[I, O any](name string, fn func(context.Context, I) (O, error)) engine.StepFunc {
+	return func(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
+		var in I
+		if err := decodeJSON(raw, &in); err != nil {
+			return nil, Fatal(fmt.Errorf("step %q: decoding input into %T: %w", name, in, err))
+		}
+		out, err := fn(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		encoded, err := json.Marshal(out)
+		if err != nil {
+			return nil, Fatal(fmt.Errorf("step %q: encoding result: %w", name, err))
+		}
+		return encoded, nil
+	}
+}

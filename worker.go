@@ -1,0 +1,101 @@
+package workflow
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/lambdaworkflow/workflow/internal/engine"
+	"github.com/lambdaworkflow/workflow/world"
+)
+
+// WorkerOptions configures a Worker. The zero value is ready to use.
+type WorkerOptions struct {
+	// Concurrency is how many runs the worker drives at once (default 64).
+	// Steps of one run are not limited by it: a fan-out runs in parallel.
+	Concurrency int
+	// MaxEvents caps each run's event log (default 25,000); a run that
+	// would exceed it fails with ErrMaxEventsExceeded.
+	MaxEvents int
+	// InlineWait is the longest timer or retry delay a run waits out while
+	// staying in memory (default 1 s); longer waits suspend the run.
+	InlineWait time.Duration
+	// Visibility is how long a received message stays hidden from other
+	// workers while it is processed (default 5 min).
+	Visibility time.Duration
+	// Replace swaps steps for others, e.g. fakes in tests.
+	Replace []StepReplacement
+	// Clock replaces time.Now (the test harness skips time with it).
+	Clock  func() time.Time
+	Logger *slog.Logger
+}
+
+// Worker drives runs: it takes messages off the World's queue, replays
+// each run's log and runs its steps.
+type Worker struct {
+	w *engine.Worker
+}
+
+// NewWorker returns a Worker for the workflows and steps defined in this
+// binary, on the given World.
+func NewWorker(w world.World, opts WorkerOptions) *Worker {
+	e := &engine.Engine{
+		World:      w,
+		Registry:   engine.Global,
+		Errors:     codec{},
+		Now:        opts.Clock,
+		MaxEvents:  opts.MaxEvents,
+		InlineWait: opts.InlineWait,
+		Logger:     opts.Logger,
+	}
+	if e.InlineWait == 0 {
+		e.InlineWait = time.Second
+	}
+	if e.InlineWait < 0 {
+		e.InlineWait = 0
+	}
+	if len(opts.Replace) > 0 {
+		e.StepOverrides = map[string]engine.StepFunc{}
+		for _, r := range opts.Replace {
+			e.StepOverrides[r.name] = r.fn
+		}
+	}
+	return &Worker{w: &engine.Worker{Engine: e, Concurrency: cmpOr(opts.Concurrency, 64), Visibility: opts.Visibility}}
+}
+
+func cmpOr(v, fallback int) int {
+	if v > 0 {
+		return v
+	}
+	return fallback
+}
+
+// Run processes runs until ctx is done, then waits for those in flight.
+func (w *Worker) Run(ctx context.Context) error { return w.w.Serve(ctx) }
+
+// Process drives one run as far as it can go now. Serverless adapters call
+// it for each queue message; it returns an error when the message should
+// be delivered again.
+func (w *Worker) Process(ctx context.Context, runID string) error {
+	return w.w.Process(ctx, runID)
+}
+
+// Busy reports how many runs the worker is processing right now.
+func (w *Worker) Busy() int { return w.w.Busy() }
+
+// StepReplacement swaps a step's function, for tests. Make one with
+// Step.Replace.
+type StepReplacement struct {
+	name string
+	fn   engine.StepFunc
+}
+
+// Replace returns a StepReplacement that runs fn instead of the step's own
+// function, with the same encoding, retries and recording.
+func (s *Step[I, O]) Replace(fn func(ctx context.Context, input I) (O, error)) StepReplacement {
+	return StepReplacement{name: s.def.Name, fn: wrapStep(s.def.Name, fn)}
+}
+
+// Handle processes one received message and acknowledges it unless it
+// must be delivered again, in which case it returns the error.
+func (w *Worker) Handle(ctx context.Context, d world.Delivery) error { return w.w.Handle(ctx, d) }

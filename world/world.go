@@ -1,0 +1,249 @@
+// Package world defines the contract between the workflow runtime and the
+// infrastructure it runs on: a durable store for runs, event logs and hook
+// tokens, a queue with delays and deduplication, and append-only streams.
+//
+// A World is deliberately dumb. It knows nothing about replay; it only
+// guarantees the few atomic operations the runtime builds on:
+//
+//   - an event takes a 1-based slot in its run's log by conditional write, and
+//     a writer that loses a slot is told which events it missed;
+//   - a hook token is claimed by conditional write and is unique across runs;
+//   - an append to the log of a finished run is refused.
+//
+// Every implementation runs the shared conformance suite in world/worldtest.
+package world
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// World is everything the runtime needs from a backend.
+type World interface {
+	Store
+	Queue
+	Streams
+	// Close releases the World's resources. Pending work stays durable.
+	Close() error
+}
+
+// Errors a World returns. Implementations wrap them (fmt.Errorf("...: %w", ...))
+// so that callers match with errors.Is.
+var (
+	ErrRunNotFound  = errors.New("world: run not found")
+	ErrRunExists    = errors.New("world: run already exists")
+	ErrRunFinished  = errors.New("world: run has finished")
+	ErrSlotTaken    = errors.New("world: event slot already taken")
+	ErrHookNotFound = errors.New("world: hook not found")
+	ErrHookConflict = errors.New("world: hook token held by another run")
+	ErrHookNotOwner = errors.New("world: hook token owned by another run")
+	ErrStreamClosed = errors.New("world: stream closed")
+)
+
+// EventType names an entry of a run's event log.
+type EventType string
+
+// The event types of a run's log. Their payloads are defined by the runtime
+// (internal/engine); a World stores them as opaque JSON.
+const (
+	RunCreated     EventType = "run_created"
+	RunStarted     EventType = "run_started"
+	RunCompleted   EventType = "run_completed"
+	RunFailed      EventType = "run_failed"
+	RunCancelled   EventType = "run_cancelled"
+	StepCreated    EventType = "step_created"
+	StepStarted    EventType = "step_started"
+	StepCompleted  EventType = "step_completed"
+	StepFailed     EventType = "step_failed"
+	StepRetrying   EventType = "step_retrying"
+	WaitCreated    EventType = "wait_created"
+	WaitCompleted  EventType = "wait_completed"
+	HookCreated    EventType = "hook_created"
+	HookReceived   EventType = "hook_received"
+	HookConflict   EventType = "hook_conflict"
+	HookDisposed   EventType = "hook_disposed"
+	ChildCreated   EventType = "child_created"
+	ChildCompleted EventType = "child_completed"
+	AttributesSet  EventType = "attributes_set"
+)
+
+// Event is one entry of a run's append-only log.
+type Event struct {
+	RunID string `json:"runId"`
+	// Slot is the event's 1-based position in the run's log; it is the
+	// event's ID within the run.
+	Slot          int64           `json:"slot"`
+	Type          EventType       `json:"type"`
+	CorrelationID string          `json:"correlationId,omitempty"`
+	Payload       json.RawMessage `json:"payload,omitempty"`
+	CreatedAt     time.Time       `json:"createdAt"`
+}
+
+// RunStatus is the lifecycle state of a run.
+type RunStatus string
+
+// Run statuses. Completed, Failed and Cancelled are terminal.
+const (
+	StatusPending   RunStatus = "pending"
+	StatusRunning   RunStatus = "running"
+	StatusCompleted RunStatus = "completed"
+	StatusFailed    RunStatus = "failed"
+	StatusCancelled RunStatus = "cancelled"
+)
+
+// Terminal reports whether a run in this status can no longer change.
+func (s RunStatus) Terminal() bool {
+	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled
+}
+
+// Run is the materialised state of a run, kept beside its log for listing
+// and for cheap status reads.
+type Run struct {
+	ID         string            `json:"id"`
+	Workflow   string            `json:"workflow"`
+	Status     RunStatus         `json:"status"`
+	Input      json.RawMessage   `json:"input,omitempty"`
+	Output     json.RawMessage   `json:"output,omitempty"`
+	Error      json.RawMessage   `json:"error,omitempty"`
+	Attributes map[string]string `json:"attributes,omitempty"`
+	CreatedAt  time.Time         `json:"createdAt"`
+	UpdatedAt  time.Time         `json:"updatedAt"`
+	// LastSlot is the slot of the run's last event, kept by the World, so a
+	// writer from outside the run knows where to append without reading
+	// the whole log. A stale value only costs that writer one conflict.
+	LastSlot int64 `json:"lastSlot"`
+}
+
+// RunUpdate changes a run's entity together with an append to its log.
+// Zero fields are left as they are; Attributes are merged.
+type RunUpdate struct {
+	Status     RunStatus
+	Output     json.RawMessage
+	Error      json.RawMessage
+	Attributes map[string]string
+}
+
+// RunFilter selects runs for ListRuns. Zero fields match everything.
+type RunFilter struct {
+	Workflow   string
+	Status     RunStatus
+	Attributes map[string]string // every pair must match
+	// Cursor continues a previous listing (the NextCursor it returned).
+	Cursor string
+	Limit  int // 0 means the World's default page size
+}
+
+// RunPage is one page of a run listing, newest first.
+type RunPage struct {
+	Runs       []Run
+	NextCursor string // empty when there are no more runs
+}
+
+// Hook is the record of a hook token: who owns it and how to deliver to it.
+type Hook struct {
+	Token         string          `json:"token"`
+	RunID         string          `json:"runId"`
+	CorrelationID string          `json:"correlationId"`
+	Kind          string          `json:"kind,omitempty"` // "", "responding" or "webhook"
+	Metadata      json.RawMessage `json:"metadata,omitempty"`
+	CreatedAt     time.Time       `json:"createdAt"`
+	// Disposed hooks cannot be resumed. A disposed hook whose RetainUntil is
+	// in the future still blocks its token from being claimed again.
+	Disposed    bool      `json:"disposed,omitempty"`
+	RetainUntil time.Time `json:"retainUntil,omitzero"`
+}
+
+// Store holds runs, their event logs and hook tokens.
+type Store interface {
+	// CreateRun stores a new run together with the first events of its log
+	// (slots 1..n). If a run with that ID exists it returns the existing run
+	// and an error matching ErrRunExists, and writes nothing.
+	CreateRun(ctx context.Context, run Run, first []Event) (Run, error)
+	// GetRun returns a run or an error matching ErrRunNotFound.
+	GetRun(ctx context.Context, id string) (Run, error)
+	// ListRuns lists runs, newest first.
+	ListRuns(ctx context.Context, filter RunFilter) (RunPage, error)
+
+	// AppendEvents writes events into slots from, from+1, ... of the run's
+	// log, all or nothing, and applies update (if not nil) to the run in the
+	// same atomic step. Slot and RunID of each event are set by the World.
+	//
+	// If slot from is already taken, nothing is written and the error matches
+	// ErrSlotTaken; the returned events are the ones at slots >= from, i.e.
+	// what the writer missed. If the run has a terminal status the error
+	// matches ErrRunFinished; if it does not exist, ErrRunNotFound.
+	AppendEvents(ctx context.Context, runID string, from int64, events []Event, update *RunUpdate) (missed []Event, err error)
+	// Events returns the run's events at slots > after, in slot order.
+	Events(ctx context.Context, runID string, after int64) ([]Event, error)
+
+	// ClaimHook claims hook.Token for hook.RunID. Claiming a token the same
+	// run and correlation already hold succeeds (redelivery is harmless).
+	// A token held by another run, or disposed but retained, fails with an
+	// error matching ErrHookConflict and returns the current holder, unless
+	// force is set: then the claim takes the token over and returns the
+	// previous holder (zero Hook if there was none).
+	ClaimHook(ctx context.Context, hook Hook, force bool) (previous Hook, err error)
+	// GetHook returns the hook holding token, disposed or not, or an error
+	// matching ErrHookNotFound.
+	GetHook(ctx context.Context, token string) (Hook, error)
+	// DisposeHook marks the token disposed if runID still owns it; it keeps
+	// the record until retainUntil (zero: removes it now). A token owned by
+	// another run is left alone and the error matches ErrHookNotOwner.
+	DisposeHook(ctx context.Context, token, runID string, retainUntil time.Time) error
+}
+
+// Message asks a worker to drive a run forward.
+type Message struct {
+	RunID string `json:"runId"`
+	// DeliverAt delays delivery; the zero time means now. Worlds whose queue
+	// caps the delay deliver early, and the runtime re-enqueues the rest.
+	DeliverAt time.Time `json:"deliverAt,omitzero"`
+	// DedupKey, when set, makes Enqueue a no-op while an undelivered message
+	// with the same key is waiting.
+	DedupKey string `json:"dedupKey,omitempty"`
+}
+
+// Delivery is a received message. It stays invisible to other receivers
+// until acknowledged or until its visibility timeout lapses.
+type Delivery struct {
+	Message
+	Receipt string
+	Attempt int // 1 on first delivery
+}
+
+// Queue carries work to workers, at least once.
+type Queue interface {
+	Enqueue(ctx context.Context, msg Message) error
+	// Receive blocks until a message is due or ctx is done. The message is
+	// hidden from other receivers for visibility.
+	Receive(ctx context.Context, visibility time.Duration) (Delivery, error)
+	// Ack deletes a delivered message.
+	Ack(ctx context.Context, d Delivery) error
+}
+
+// Streams are named, append-only sequences of chunks, read from any index
+// while they are being written.
+type Streams interface {
+	// WriteStream appends chunks to the named stream, creating it if needed.
+	// Writing to a closed stream fails with ErrStreamClosed.
+	WriteStream(ctx context.Context, name string, chunks [][]byte) error
+	// CloseStream marks the stream complete. Closing twice is harmless.
+	CloseStream(ctx context.Context, name string) error
+	// ReadStream returns the chunks at indexes >= from (0-based) that exist
+	// now, and whether the stream is closed. It does not block.
+	ReadStream(ctx context.Context, name string, from int64) (chunks [][]byte, closed bool, err error)
+}
+
+// Notifier is implemented by Worlds that can tell a waiter about new events
+// and stream chunks as they happen, instead of being polled. Use the
+// package functions WaitEvents and WaitStream, which fall back to polling.
+type Notifier interface {
+	// WaitEvents returns once the run's log has an event at a slot > after,
+	// or when ctx is done.
+	WaitEvents(ctx context.Context, runID string, after int64) error
+	// WaitStream returns once the stream has a chunk at index >= from or is
+	// closed, or when ctx is done.
+	WaitStream(ctx context.Context, name string, from int64) error
+}
