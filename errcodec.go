@@ -84,6 +84,8 @@ func toRecord(err error) *errorRecord {
 		r.Kind, r.RunID, r.Data = "cancelled", e.RunID, mustMarshal(e.Reason)
 	case *engine.Cancelled:
 		r.Kind, r.RunID, r.Data = "cancelled", e.RunID, mustMarshal(e.Reason)
+	case *HookConflictError:
+		r.Kind, r.Data = "hook_conflict", mustMarshal(e)
 	case *engine.Nondeterminism:
 		r.Kind, r.Data = "nondeterminism", mustMarshal(e)
 	case *engine.PanicError:
@@ -142,6 +144,11 @@ func fromRecord(r *errorRecord) error {
 		e := &RunCancelledError{RunID: r.RunID}
 		_ = json.Unmarshal(r.Data, &e.Reason)
 		return e
+	case "hook_conflict":
+		e := &HookConflictError{}
+		if json.Unmarshal(r.Data, e) == nil {
+			return e
+		}
 	case "nondeterminism":
 		e := &engine.Nondeterminism{}
 		if json.Unmarshal(r.Data, e) == nil {

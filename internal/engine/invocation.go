@@ -97,14 +97,16 @@ func (inv *invocation) guardIssue() {
 // every coroutine blocks again. Events are applied strictly in slot order;
 // that is what makes replay reproduce the original execution.
 func (inv *invocation) apply(ev world.Event) {
-	if inv.fatal != nil || inv.terminal {
-		return
-	}
-	if ev.Slot != inv.lastSlot.Load()+1 {
+	if ev.Slot != inv.lastSlot.Load()+1 && inv.fatal == nil {
 		inv.fatal = fmt.Errorf("corrupted event log: run %s: expected slot %d, got %d", inv.run.ID, inv.lastSlot.Load()+1, ev.Slot)
-		return
 	}
 	inv.lastSlot.Store(ev.Slot)
+	if ev.Type == world.RunCompleted || ev.Type == world.RunFailed || ev.Type == world.RunCancelled {
+		inv.terminal = true
+	}
+	if inv.fatal != nil || inv.terminal {
+		return // the workflow is past saving; only the log position matters
+	}
 	inv.now = ev.CreatedAt
 	if err := inv.applyEvent(ev); err != nil {
 		inv.fatal = err
