@@ -1,6 +1,5 @@
 package workflow
 
-
 // ChildRun is a run started from inside a workflow. It is a Future of the
 // child's result: Get waits (durably) for the child to end.
 type ChildRun[O any] struct {
@@ -47,4 +46,3 @@ func (c *ChildRun[O]) RunID(ctx Context) string {
 	ctx.engine().Block(op.Created)
 	return op.ChildRunID()
 }
-
