@@ -160,7 +160,7 @@ func (w *World) ListRuns(_ context.Context, f world.RunFilter) (world.RunPage, e
 	start := len(w.order) - 1
 	if f.Cursor != "" {
 		n, err := strconv.Atoi(f.Cursor)
-		if err != nil {
+		if err != nil || n >= len(w.order) {
 			return world.RunPage{}, fmt.Errorf("list runs: bad cursor %q", f.Cursor)
 		}
 		start = n

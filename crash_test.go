@@ -1,0 +1,109 @@
+package workflow_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lambdaworkflow/workflow/world"
+	"github.com/lambdaworkflow/workflow/world/local"
+)
+
+// TestKillNineAndRestart kills a real worker process with SIGKILL while one
+// run is between steps of a long chain and another sleeps, then starts a new
+// process on the same data: both runs finish, no step whose result was
+// recorded runs again, and the sleeper wakes when its timer is due.
+func TestKillNineAndRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and kills a real process")
+	}
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "crashtest")
+	if out, err := exec.Command("go", "build", "-o", bin, "./internal/crashtest").CombinedOutput(); err != nil {
+		t.Fatalf("building the worker: %v\n%s", err, out)
+	}
+	data, journal := filepath.Join(tmp, "data"), filepath.Join(tmp, "journal")
+	serve := func(extra ...string) *exec.Cmd {
+		cmd := exec.Command(bin, append([]string{"-dir", data, "-journal", journal}, extra...)...)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		return cmd
+	}
+	read := func() string { b, _ := os.ReadFile(journal); return string(b) }
+	waitFor := func(what string, timeout time.Duration) {
+		t.Helper()
+		for deadline := time.Now().Add(timeout); !strings.Contains(read(), what); {
+			if time.Now().After(deadline) {
+				t.Fatalf("journal never showed %q:\n%s", what, read())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+
+	first := serve("-start", "-sleep", "3s")
+	waitFor("done sleeper 2-c", 20*time.Second)
+	waitFor("done stepper step-04", 20*time.Second)
+	time.Sleep(60 * time.Millisecond) // step_completed commits right after "done"
+	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.Wait()
+	beforeKill := read()
+
+	second := serve()
+	waitFor("done sleeper 5-e", 30*time.Second)
+	waitFor("done stepper step-19", 30*time.Second)
+	after := read()
+
+	// A step that reported done well before the kill had its result
+	// recorded: it must have started exactly once in all.
+	for _, line := range strings.Split(beforeKill, "\n") {
+		name, ok := strings.CutPrefix(line, "done ")
+		if !ok || strings.HasSuffix(beforeKill, line+"\n") {
+			continue // the last line may have raced the kill
+		}
+		if n := strings.Count(after, "start "+name+"\n"); n != 1 {
+			t.Errorf("step %q started %d times; its result was recorded before the kill", name, n)
+		}
+	}
+
+	// Inspect the runs once the worker is gone (one process per directory).
+	_ = second.Process.Kill()
+	_ = second.Wait()
+	w, err := local.Open(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ctx := context.Background()
+	for _, id := range []string{"sleeper", "stepper"} {
+		r, err := w.GetRun(ctx, id)
+		if err != nil || r.Status != world.StatusCompleted {
+			t.Fatalf("run %s: %v %v", id, r.Status, err)
+		}
+	}
+	evs, _ := w.Events(ctx, "sleeper", 0)
+	var resumeAt, woke time.Time
+	for _, ev := range evs {
+		switch ev.Type {
+		case world.WaitCreated:
+			var p struct{ ResumeAt time.Time }
+			_ = json.Unmarshal(ev.Payload, &p)
+			resumeAt = p.ResumeAt
+		case world.WaitCompleted:
+			woke = ev.CreatedAt
+		}
+	}
+	if woke.Before(resumeAt) || woke.After(resumeAt.Add(2*time.Second)) {
+		t.Fatalf("the sleeper was due at %s and woke at %s", resumeAt.Format(time.StampMilli), woke.Format(time.StampMilli))
+	}
+}

@@ -1,0 +1,99 @@
+// Package workflow is a durable-functions SDK for Go: write long-running
+// processes as plain Go functions that survive crashes, restarts and
+// deploys, wait for hours or days at no cost, and resume exactly where they
+// were.
+//
+// # Steps and workflows
+//
+// A step is an ordinary Go function that does I/O: call an API, write a
+// row, send an email. Its result is recorded in the run's event log, so
+// once it has succeeded it never runs again for that run. A failing step is
+// retried (three times by default, with backoff).
+//
+//	var Charge = workflow.DefineStep("charge", func(ctx context.Context, o Order) (Receipt, error) {
+//		return payments.Charge(ctx, o.Card, o.Amount)
+//	}, workflow.WithMaxRetries(5))
+//
+// A workflow orchestrates steps. It must be deterministic: it is re-run
+// ("replayed") from the top every time the run resumes, and each step call
+// returns the result recorded the first time instead of running again.
+//
+//	var Checkout = workflow.Define("checkout", func(ctx workflow.Context, o Order) (Receipt, error) {
+//		if _, err := Reserve.Call(ctx, o); err != nil {
+//			return Receipt{}, err
+//		}
+//		return Charge.Call(ctx, o)
+//	})
+//
+// Both are defined once, at package level, under names that are stored in
+// the log. A process that runs workflows and a process that starts them
+// must link the same definitions.
+//
+// # Determinism
+//
+// In workflow code, use Now instead of time.Now, Random and UUID instead
+// of math/rand, Go instead of the go statement, and Sleep instead of
+// time.Sleep. Do I/O only in steps. If a change to the code makes a
+// replay call something other than what the log recorded, the run fails
+// with a NondeterminismError naming the log position, the recorded call,
+// the call the code made, and its file and line.
+//
+// # Running in parallel
+//
+// Step.Go starts a step and returns a Future; start several, then Get each
+// (or Gather them) to join. Select waits for the first of several futures,
+// hooks or timers. Go runs a workflow coroutine: a helper that mixes steps
+// and sleeps, run alongside others, the Go form of Promise.all.
+//
+//	a, b := Ship.Go(ctx, o), Mail.Go(ctx, o)
+//	tracking, err := a.Get(ctx)
+//	...
+//	switch workflow.Select(ctx, approval, workflow.After(ctx, 24*time.Hour)) {
+//	case 0: // approved in time
+//	case 1: // timed out
+//	}
+//
+// # Waiting
+//
+// Sleep(ctx, 72*time.Hour) ends the current invocation and schedules a
+// durable timer; a worker resumes the run when it fires. A Hook waits for a
+// value sent from outside the run (a person's approval, a webhook's
+// payload) with ResumeHook. While a run waits it holds no goroutine and no
+// memory anywhere.
+//
+// # Starting and watching runs
+//
+// A Client, on a World, starts runs and reads them:
+//
+//	client := workflow.NewClient(w)
+//	run, err := workflow.Start(ctx, client, Checkout, order, workflow.WithIdempotencyKey(order.ID))
+//	receipt, err := run.Result(ctx) // waits
+//	err = run.Cancel(ctx, "customer cancelled")
+//
+// A Worker, on the same World, drives the runs: workflow.NewWorker(w,
+// workflow.WorkerOptions{}).Run(ctx). A workflow can start child runs with
+// Workflow.StartChild and await them like a step.
+//
+// # Errors
+//
+// Errors keep their message, their kind and their cause chain across the
+// step and run boundaries. Fatal marks an error that must not be retried;
+// Retryable asks for a retry after a given delay. A step that fails for
+// good reaches the workflow as a *StepError; a failed run's Result returns
+// a *RunFailedError. Register your own sentinels and error types with
+// RegisterError so that errors.Is and errors.As recognise them after the
+// trip through the log.
+//
+// # Worlds
+//
+// A World is where runs live: world/local keeps them in a SQLite file on
+// one machine with no services (the default for development and for small
+// deployments), world/memory keeps them in memory (tests), and world/aws
+// keeps them in DynamoDB, SQS and S3 for Lambda. The same workflow code
+// runs on all of them.
+//
+// # Testing
+//
+// Package workflowtest runs workflows in-process with a clock that skips
+// time, steps replaced by fakes, and the event log at hand.
+package workflow

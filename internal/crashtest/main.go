@@ -1,0 +1,102 @@
+// Command crashtest is the process the crash-and-restart test kills: it
+// serves workflows from an embedded World and journals every step attempt
+// to a file, so the test can count what ran, across processes.
+//
+//	crashtest -dir DATA -journal FILE [-start]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/lambdaworkflow/workflow"
+	"github.com/lambdaworkflow/workflow/world/local"
+)
+
+var journal struct {
+	sync.Mutex
+	f *os.File
+}
+
+func note(format string, args ...any) {
+	journal.Lock()
+	defer journal.Unlock()
+	fmt.Fprintf(journal.f, format+"\n", args...)
+	journal.f.Sync()
+}
+
+// work journals its start and end; the gap is where a kill lands.
+var work = workflow.DefineStep("crash.work", func(ctx context.Context, name string) (string, error) {
+	info, _ := workflow.GetStepInfo(ctx)
+	note("start %s %s", info.RunID, name)
+	select {
+	case <-time.After(150 * time.Millisecond):
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	note("done %s %s", info.RunID, name)
+	return name + " ok", nil
+})
+
+// Sleeper does three steps, sleeps, and does two more.
+var Sleeper = workflow.Define("crash.sleeper", func(ctx workflow.Context, sleep time.Duration) ([]string, error) {
+	var out []string
+	for i, phase := range []string{"a", "b", "c", "sleep", "d", "e"} {
+		if phase == "sleep" {
+			workflow.Sleep(ctx, sleep)
+			continue
+		}
+		r, err := work.Call(ctx, fmt.Sprintf("%d-%s", i, phase))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+})
+
+// Stepper runs twenty steps back to back: a kill lands in one of them.
+var Stepper = workflow.Define("crash.stepper", func(ctx workflow.Context, n int) (int, error) {
+	for i := range n {
+		if _, err := work.Call(ctx, fmt.Sprintf("step-%02d", i)); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+})
+
+func main() {
+	dir := flag.String("dir", "", "data directory")
+	path := flag.String("journal", "", "journal file")
+	start := flag.Bool("start", false, "start the two runs, then serve")
+	sleep := flag.Duration("sleep", 3*time.Second, "the sleeper's sleep")
+	flag.Parse()
+	f, err := os.OpenFile(*path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		log.Fatal(err)
+	}
+	journal.f = f
+	w, err := local.Open(*dir)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	if *start {
+		c := workflow.NewClient(w)
+		if _, err := workflow.Start(ctx, c, Sleeper, *sleep, workflow.WithRunID("sleeper")); err != nil {
+			log.Fatal(err)
+		}
+		if _, err := workflow.Start(ctx, c, Stepper, 20, workflow.WithRunID("stepper")); err != nil {
+			log.Fatal(err)
+		}
+	}
+	note("serving pid %d", os.Getpid())
+	if err := workflow.NewWorker(w, workflow.WorkerOptions{}).Run(ctx); err != nil {
+		log.Fatal(err)
+	}
+}

@@ -1,0 +1,28 @@
+package local_test
+
+import (
+	"testing"
+
+	"github.com/lambdaworkflow/workflow/world"
+	"github.com/lambdaworkflow/workflow/world/local"
+	"github.com/lambdaworkflow/workflow/world/worldtest"
+)
+
+func TestConformance(t *testing.T) {
+	worldtest.Run(t, func(t *testing.T) world.World { return open(t, t.TempDir()) })
+}
+
+// open opens a World in dir that the test closes when it ends.
+func open(t testing.TB, dir string, opts ...local.Option) *local.World {
+	t.Helper()
+	w, err := local.Open(dir, opts...)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := w.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return w
+}

@@ -1,0 +1,79 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// One process serves a directory's queue; others (the CLI cancelling a run,
+// a second client) may read and write beside it. Two mechanisms make that
+// safe and prompt.
+
+// claimQueue runs before a World's first Receive. It takes an exclusive
+// lock on the directory's queue, so a second worker process fails clearly
+// instead of competing, and then releases every message a dead process had
+// received but not acknowledged: without it, a run that was mid-step when
+// its worker was killed would wait out the whole visibility timeout.
+func (w *World) claimQueue() error {
+	w.queueOnce.Do(func() {
+		f, err := os.OpenFile(filepath.Join(w.dir, "queue.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+		if err != nil {
+			w.queueErr = fmt.Errorf("local: %w", err)
+			return
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			f.Close()
+			w.queueErr = fmt.Errorf("local: another process is already serving the queue in %s (run one worker per directory): %w", w.dir, err)
+			return
+		}
+		w.queueLock = f // held, and so locked, until Close
+		w.queueErr = w.write(func(s *writeStmts) error {
+			now := w.clock.Now().UnixNano()
+			_, err := s.releaseInflight.Exec(now)
+			return err
+		})
+	})
+	return w.queueErr
+}
+
+// crossProcessInterval is how often a World looks for commits made by
+// another process, whose writes do not fire this process's signals.
+const crossProcessInterval = 250 * time.Millisecond
+
+// watchOtherProcesses wakes every waiter when another process has committed
+// to the database (SQLite's data_version changes), so a cancellation or a
+// hook resume written by another process reaches a waiting worker within
+// crossProcessInterval. Waiters re-check their condition when woken.
+func (w *World) watchOtherProcesses() {
+	ctx := context.Background()
+	conn, err := w.rdb.Conn(ctx)
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	tick := time.NewTicker(crossProcessInterval)
+	defer tick.Stop()
+	var last int64
+	if conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&last) != nil {
+		return
+	}
+	for {
+		select {
+		case <-w.closed:
+			return
+		case <-tick.C:
+		}
+		var version int64
+		if conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&version) != nil {
+			continue
+		}
+		if version != last {
+			w.signals.fireAll()
+		}
+		last = version
+	}
+}

@@ -1,0 +1,100 @@
+package local
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/lambdaworkflow/workflow/world"
+)
+
+// Enqueue implements world.Queue. A message is visible from its DeliverAt,
+// or from now, so that messages due at once are received in order.
+func (w *World) Enqueue(_ context.Context, msg world.Message) error {
+	visibleAt := msg.DeliverAt
+	if visibleAt.IsZero() {
+		visibleAt = w.clock.Now()
+	}
+	var added bool
+	err := w.write(func(s *writeStmts) error {
+		res, err := s.enqueue.Exec(msg.RunID, timeArg(msg.DeliverAt), textArg(msg.DedupKey), visibleAt.UnixNano())
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		added = n > 0 // 0: a duplicate, dropped by the queue_dedup index
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("enqueue for run %s: %w", msg.RunID, err)
+	}
+	if added {
+		w.signals.fire(queueTopic)
+	}
+	return nil
+}
+
+// Receive implements world.Queue: the earliest due message first. While
+// none is due it sleeps until the earliest becomes visible or a message is
+// enqueued.
+func (w *World) Receive(ctx context.Context, visibility time.Duration) (world.Delivery, error) {
+	if err := w.claimQueue(); err != nil {
+		return world.Delivery{}, err
+	}
+	var d world.Delivery
+	err := w.await(ctx, queueTopic, func() (bool, time.Time, error) {
+		var (
+			got  bool
+			next sql.NullInt64
+		)
+		err := w.write(func(s *writeStmts) error {
+			now := w.clock.Now()
+			var err error
+			d, err = scanDelivery(s.take.QueryRow(now.Add(visibility).UnixNano(), now.UnixNano()))
+			if errors.Is(err, sql.ErrNoRows) {
+				return s.nextVisible.QueryRow().Scan(&next)
+			}
+			got = err == nil
+			return err
+		})
+		return got, timeCol(next), err
+	})
+	if err != nil {
+		return world.Delivery{}, fmt.Errorf("receive: %w", err)
+	}
+	return d, nil
+}
+
+func scanDelivery(row scanner) (world.Delivery, error) {
+	var (
+		d         world.Delivery
+		id        int64
+		deliverAt sql.NullInt64
+		dedupKey  sql.NullString
+	)
+	if err := row.Scan(&id, &d.RunID, &deliverAt, &dedupKey, &d.Attempt); err != nil {
+		return world.Delivery{}, err
+	}
+	d.Receipt, d.DeliverAt, d.DedupKey = strconv.FormatInt(id, 10), timeCol(deliverAt), dedupKey.String
+	return d, nil
+}
+
+// Ack implements world.Queue. The receipt names the message, not the
+// delivery: a late Ack from a worker whose visibility timeout lapsed still
+// deletes it, which at-least-once delivery allows.
+func (w *World) Ack(_ context.Context, d world.Delivery) error {
+	id, err := strconv.ParseInt(d.Receipt, 10, 64)
+	if err != nil {
+		return fmt.Errorf("ack: bad receipt %q", d.Receipt)
+	}
+	if err := w.write(func(s *writeStmts) error {
+		_, err := s.ack.Exec(id)
+		return err
+	}); err != nil {
+		return fmt.Errorf("ack: %w", err)
+	}
+	return nil
+}

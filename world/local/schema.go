@@ -1,0 +1,211 @@
+package local
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// schemaVersion is kept in PRAGMA user_version; a later version of this
+// package that changes the schema migrates from it.
+const schemaVersion = 1
+
+// Times are INTEGER Unix nanoseconds, NULL for the zero time; JSON fields
+// are BLOBs, NULL when empty.
+const schema = `
+CREATE TABLE runs (
+	seq         INTEGER PRIMARY KEY, -- creation order: newest first, and the cursor
+	id          TEXT NOT NULL UNIQUE,
+	workflow    TEXT NOT NULL,
+	status      TEXT NOT NULL,
+	finished    INTEGER NOT NULL,    -- the status is terminal: appends are refused
+	input       BLOB,
+	output      BLOB,
+	error       BLOB,
+	attributes  TEXT,                -- a JSON object, NULL when empty
+	created_at  INTEGER,
+	updated_at  INTEGER,
+	next_slot   INTEGER NOT NULL     -- the slot the next append must start at
+);
+CREATE INDEX runs_by_workflow ON runs(workflow);
+CREATE INDEX runs_by_status ON runs(status);
+
+-- Clustered on (run_id, slot): a run's log is one range of the B-tree.
+CREATE TABLE events (
+	run_id         TEXT NOT NULL,
+	slot           INTEGER NOT NULL,
+	type           TEXT NOT NULL,
+	correlation_id TEXT NOT NULL,
+	payload        BLOB,
+	created_at     INTEGER,
+	PRIMARY KEY (run_id, slot)
+) WITHOUT ROWID;
+
+CREATE TABLE hooks (
+	token          TEXT PRIMARY KEY,
+	run_id         TEXT NOT NULL,
+	correlation_id TEXT NOT NULL,
+	kind           TEXT NOT NULL,
+	metadata       BLOB,
+	created_at     INTEGER,
+	disposed       INTEGER NOT NULL,
+	retain_until   INTEGER
+) WITHOUT ROWID;
+
+CREATE TABLE queue (
+	id         INTEGER PRIMARY KEY, -- the receipt
+	run_id     TEXT NOT NULL,
+	deliver_at INTEGER,             -- as enqueued, handed back in the delivery
+	dedup_key  TEXT,
+	visible_at INTEGER NOT NULL,    -- when the message may next be received
+	attempt    INTEGER NOT NULL     -- deliveries so far
+);
+CREATE INDEX queue_by_visible_at ON queue(visible_at);
+-- At most one undelivered message per dedup key: Enqueue of a duplicate
+-- conflicts here and is dropped.
+CREATE UNIQUE INDEX queue_dedup ON queue(dedup_key) WHERE attempt = 0 AND dedup_key IS NOT NULL;
+
+CREATE TABLE streams (
+	name   TEXT PRIMARY KEY,
+	length INTEGER NOT NULL,
+	closed INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE stream_chunks (
+	name TEXT NOT NULL,
+	idx  INTEGER NOT NULL,
+	data BLOB,
+	PRIMARY KEY (name, idx)
+) WITHOUT ROWID;
+`
+
+// migrate creates the schema in a new database and refuses one written by
+// a newer version of this package.
+func migrate(ctx context.Context, conn *sql.Conn) error {
+	var version int
+	if err := conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return err
+	}
+	switch {
+	case version == schemaVersion:
+		return nil
+	case version > schemaVersion:
+		return fmt.Errorf("database has schema version %d, this package knows up to %d", version, schemaVersion)
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() // a no-op once committed
+	if _, err := tx.ExecContext(ctx, schema); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+const runColumns = `id, workflow, status, input, output, error, attributes, created_at, updated_at`
+
+// runReadColumns are what scanRun reads: the stored columns and the slot
+// of the last event.
+const runReadColumns = runColumns + `, next_slot - 1`
+
+// writeStmts are prepared on the writer connection and used under World.wmu.
+type writeStmts struct {
+	begin, commit, rollback *sql.Stmt
+
+	insertRun, runByID, advanceRun, runState *sql.Stmt
+	insertEvent, eventsFrom                  *sql.Stmt
+
+	hookByToken, putHook, deleteHook, disposeHook *sql.Stmt
+
+	enqueue, take, nextVisible, ack, releaseInflight *sql.Stmt
+
+	streamState, putStreamLength, insertChunk, closeStream *sql.Stmt
+}
+
+func (s *writeStmts) prepare(ctx context.Context, conn *sql.Conn) error {
+	return prepareAll(ctx, conn.PrepareContext, map[**sql.Stmt]string{
+		&s.begin:    `BEGIN IMMEDIATE`,
+		&s.commit:   `COMMIT`,
+		&s.rollback: `ROLLBACK`,
+
+		&s.insertRun: `INSERT INTO runs (` + runColumns + `, finished, next_slot)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+		&s.runByID: `SELECT ` + runReadColumns + ` FROM runs WHERE id = ?`,
+		// The fast path of an append: it succeeds only if from is the next
+		// slot and the run is not finished; NULL arguments leave a column be.
+		&s.advanceRun: `UPDATE runs SET
+				next_slot = ?3,
+				status = coalesce(?4, status),
+				finished = coalesce(?5, finished),
+				output = coalesce(?6, output),
+				error = coalesce(?7, error),
+				attributes = coalesce(json_patch(coalesce(attributes, '{}'), ?8), attributes),
+				updated_at = coalesce(?9, updated_at)
+			WHERE id = ?1 AND next_slot = ?2 AND finished = 0`,
+		&s.runState: `SELECT next_slot, finished FROM runs WHERE id = ?`,
+		&s.insertEvent: `INSERT INTO events (run_id, slot, type, correlation_id, payload, created_at)
+			VALUES (?, ?, ?, ?, ?, ?)`,
+		&s.eventsFrom: `SELECT slot, type, correlation_id, payload, created_at
+			FROM events WHERE run_id = ? AND slot >= ? ORDER BY slot`,
+
+		&s.hookByToken: `SELECT ` + hookColumns + ` FROM hooks WHERE token = ?`,
+		&s.putHook:     `INSERT OR REPLACE INTO hooks (` + hookColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		&s.deleteHook:  `DELETE FROM hooks WHERE token = ?`,
+		&s.disposeHook: `UPDATE hooks SET disposed = 1, retain_until = ? WHERE token = ?`,
+
+		&s.enqueue: `INSERT INTO queue (run_id, deliver_at, dedup_key, visible_at, attempt)
+			VALUES (?, ?, ?, ?, 0) ON CONFLICT DO NOTHING`,
+		// Takes the earliest due message and hides it, in one statement.
+		&s.take: `UPDATE queue SET visible_at = ?1, attempt = attempt + 1
+			WHERE id = (SELECT id FROM queue WHERE visible_at <= ?2 ORDER BY visible_at, id LIMIT 1)
+			RETURNING id, run_id, deliver_at, dedup_key, attempt`,
+		&s.nextVisible: `SELECT min(visible_at) FROM queue`,
+		&s.ack:         `DELETE FROM queue WHERE id = ?`,
+		// Received messages are hidden until visible_at; release them now.
+		&s.releaseInflight: `UPDATE queue SET visible_at = ?1 WHERE attempt > 0 AND visible_at > ?1`,
+
+		&s.streamState:     `SELECT length, closed FROM streams WHERE name = ?`,
+		&s.putStreamLength: `INSERT INTO streams (name, length, closed) VALUES (?1, ?2, 0) ON CONFLICT (name) DO UPDATE SET length = ?2`,
+		&s.insertChunk:     `INSERT INTO stream_chunks (name, idx, data) VALUES (?, ?, ?)`,
+		&s.closeStream:     `INSERT INTO streams (name, length, closed) VALUES (?, 0, 1) ON CONFLICT (name) DO UPDATE SET closed = 1`,
+	})
+}
+
+const hookColumns = `token, run_id, correlation_id, kind, metadata, created_at, disposed, retain_until`
+
+// readStmts are prepared on the read pool.
+type readStmts struct {
+	run, runExists, events, nextSlot *sql.Stmt
+	hook                             *sql.Stmt
+	streamState, chunks              *sql.Stmt
+}
+
+func (s *readStmts) prepare(ctx context.Context, db *sql.DB) error {
+	return prepareAll(ctx, db.PrepareContext, map[**sql.Stmt]string{
+		&s.run:       `SELECT ` + runReadColumns + ` FROM runs WHERE id = ?`,
+		&s.runExists: `SELECT 1 FROM runs WHERE id = ?`,
+		&s.events: `SELECT slot, type, correlation_id, payload, created_at
+			FROM events WHERE run_id = ? AND slot > ? ORDER BY slot`,
+		&s.nextSlot: `SELECT next_slot FROM runs WHERE id = ?`,
+
+		&s.hook: `SELECT ` + hookColumns + ` FROM hooks WHERE token = ?`,
+
+		&s.streamState: `SELECT length, closed FROM streams WHERE name = ?`,
+		&s.chunks:      `SELECT data FROM stream_chunks WHERE name = ? AND idx >= ? ORDER BY idx`,
+	})
+}
+
+func prepareAll(ctx context.Context, prepare func(context.Context, string) (*sql.Stmt, error), stmts map[**sql.Stmt]string) error {
+	for p, query := range stmts {
+		s, err := prepare(ctx, query)
+		if err != nil {
+			return fmt.Errorf("prepare %q: %w", query, err)
+		}
+		*p = s
+	}
+	return nil
+}

@@ -1,0 +1,20 @@
+package memory_test
+
+import (
+	"testing"
+
+	"github.com/lambdaworkflow/workflow/world"
+	"github.com/lambdaworkflow/workflow/world/memory"
+	"github.com/lambdaworkflow/workflow/world/worldtest"
+)
+
+func TestConformance(t *testing.T) {
+	worldtest.Run(t, func(*testing.T) world.World { return memory.New() })
+}
+
+// TestConformanceShared runs the suite on one World for all subtests, which
+// checks that the suite itself keeps its subtests apart.
+func TestConformanceShared(t *testing.T) {
+	w := memory.New()
+	worldtest.Run(t, func(*testing.T) world.World { return w })
+}
