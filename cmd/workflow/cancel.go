@@ -12,19 +12,16 @@ import (
 func cancel(ctx context.Context, args []string, out io.Writer) error {
 	fs, dir := newFlags("cancel")
 	reason := fs.String("reason", "", "why the run is cancelled (recorded in its log)")
-	rest, err := parse(fs, args)
+	id, err := oneRunID(fs, args)
 	if err != nil {
 		return err
-	}
-	if len(rest) != 1 {
-		return fmt.Errorf("%w: cancel wants one run ID", errUsage)
 	}
 	w, err := local.Open(*dir)
 	if err != nil {
 		return err
 	}
 	defer w.Close()
-	run, err := workflow.GetRun[any](ctx, workflow.NewClient(w), rest[0])
+	run, err := workflow.GetRun[any](ctx, workflow.NewClient(w), id)
 	if err != nil {
 		return err
 	}

@@ -62,19 +62,16 @@ func inspectRuns(ctx context.Context, args []string, out io.Writer) error {
 
 func inspectRun(ctx context.Context, args []string, out io.Writer) error {
 	fs, dir := newFlags("inspect run")
-	rest, err := parse(fs, args)
+	id, err := oneRunID(fs, args)
 	if err != nil {
 		return err
-	}
-	if len(rest) != 1 {
-		return fmt.Errorf("%w: inspect run wants one run ID", errUsage)
 	}
 	w, err := local.Open(*dir)
 	if err != nil {
 		return err
 	}
 	defer w.Close()
-	r, err := w.GetRun(ctx, rest[0])
+	r, err := w.GetRun(ctx, id)
 	if err != nil {
 		return err
 	}

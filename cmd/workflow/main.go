@@ -70,3 +70,15 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		args = fs.Args()[1:]
 	}
 }
+
+// oneRunID parses a command's flags and its single run ID argument.
+func oneRunID(fs *flag.FlagSet, args []string) (string, error) {
+	rest, err := parse(fs, args)
+	if err != nil {
+		return "", err
+	}
+	if len(rest) != 1 {
+		return "", fmt.Errorf("%w: %s wants one run ID", errUsage, fs.Name())
+	}
+	return rest[0], nil
+}

@@ -348,11 +348,7 @@ func (w *World) Ack(_ context.Context, d world.Delivery) error {
 func (w *World) WriteStream(_ context.Context, name string, chunks [][]byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	s := w.streams[name]
-	if s == nil {
-		s = &stream{}
-		w.streams[name] = s
-	}
+	s := w.streamLocked(name)
 	if s.closed {
 		return fmt.Errorf("write stream %s: %w", name, world.ErrStreamClosed)
 	}
@@ -367,14 +363,19 @@ func (w *World) WriteStream(_ context.Context, name string, chunks [][]byte) err
 func (w *World) CloseStream(_ context.Context, name string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.streamLocked(name).closed = true
+	w.broadcastLocked()
+	return nil
+}
+
+// streamLocked returns the named stream, creating it empty.
+func (w *World) streamLocked(name string) *stream {
 	s := w.streams[name]
 	if s == nil {
 		s = &stream{}
 		w.streams[name] = s
 	}
-	s.closed = true
-	w.broadcastLocked()
-	return nil
+	return s
 }
 
 // ReadStream implements world.Streams.
