@@ -51,6 +51,17 @@ func RegisterError(err error) {
 	}
 }
 
+// The package's own sentinels can reach workflow code from steps (a step
+// that Responds, resumes a hook, ...) and end up in a run's error.
+func init() {
+	for _, err := range []error{
+		ErrHookNotFound, ErrHookDisposed, ErrHookResponseNotSent, ErrNotRespondingHook,
+		ErrAlreadyResponded, ErrNotInStep, ErrNoReplyChannel, ErrReplyRestarted, ErrNotWebhook,
+	} {
+		RegisterError(err)
+	}
+}
+
 func exported(t reflect.Type) bool {
 	for i := range t.NumField() {
 		if !t.Field(i).IsExported() {
@@ -86,6 +97,8 @@ func toRecord(err error) *errorRecord {
 		r.Kind, r.RunID, r.Data = "cancelled", e.RunID, mustMarshal(e.Reason)
 	case *HookConflictError:
 		r.Kind, r.Data = "hook_conflict", mustMarshal(e)
+	case *InvalidPayloadError:
+		r.Kind, cause = "invalid_payload", e.Err
 	case *engine.Nondeterminism:
 		r.Kind, r.Data = "nondeterminism", mustMarshal(e)
 	case *engine.PanicError:
@@ -149,6 +162,8 @@ func fromRecord(r *errorRecord) error {
 		if json.Unmarshal(r.Data, e) == nil {
 			return e
 		}
+	case "invalid_payload":
+		return &InvalidPayloadError{Err: cause}
 	case "nondeterminism":
 		e := &engine.Nondeterminism{}
 		if json.Unmarshal(r.Data, e) == nil {

@@ -93,16 +93,22 @@ func GetStepInfo(ctx context.Context) (info StepInfo, ok bool) {
 }
 
 // wrapStep erases a step's types: JSON in, JSON out. Values that cannot be
-// decoded or encoded fail the step for good: retrying cannot fix them.
+// decoded or encoded fail the step for good: retrying cannot fix them. It
+// also waits, before the step's result is recorded, for everything the
+// step wrote to the run's streams.
 func wrapStep[I, O any](name string, fn func(context.Context, I) (O, error)) engine.StepFunc {
 	return func(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
 		var in I
 		if err := decodeJSON(raw, &in); err != nil {
 			return nil, Fatal(fmt.Errorf("step %q: decoding input into %T: %w", name, in, err))
 		}
+		ctx, streams := withStepStreams(ctx)
 		out, err := fn(ctx, in)
 		if err != nil {
 			return nil, err
+		}
+		if err := streams.flush(); err != nil {
+			return nil, fmt.Errorf("step %q: writing to the run's streams: %w", name, err)
 		}
 		encoded, err := json.Marshal(out)
 		if err != nil {

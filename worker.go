@@ -25,6 +25,9 @@ type WorkerOptions struct {
 	Visibility time.Duration
 	// Replace swaps steps for others, e.g. fakes in tests.
 	Replace []StepReplacement
+	// WebhookBaseURL is where the webhook route is served, e.g.
+	// "https://example.com"; Webhook.URL builds on it.
+	WebhookBaseURL string
 	// Clock replaces time.Now (the test harness skips time with it).
 	Clock  func() time.Time
 	Logger *slog.Logger
@@ -47,6 +50,8 @@ func NewWorker(w world.World, opts WorkerOptions) *Worker {
 		MaxEvents:  opts.MaxEvents,
 		InlineWait: opts.InlineWait,
 		Logger:     opts.Logger,
+
+		WebhookBaseURL: opts.WebhookBaseURL,
 	}
 	if e.InlineWait == 0 {
 		e.InlineWait = time.Second

@@ -63,34 +63,45 @@ type HookOptions struct {
 	Metadata  json.RawMessage
 	Force     bool
 	Retention time.Duration
+	// Replies says the hook's resumers wait for a reply to each message.
+	Replies bool
 }
 
 // CreateHook issues a hook.
 func (c *Ctx) CreateHook(o HookOptions, callSite string) *Op {
 	op := c.inv.issue(OpHook, o.Token, callSite)
-	op.hook = &hookState{token: o.Token, kind: o.Kind, metadata: o.Metadata, force: o.Force, retention: o.Retention}
+	op.hook = &hookState{token: o.Token, kind: o.Kind, metadata: o.Metadata, force: o.Force, retention: o.Retention, replies: o.Replies}
 	return op
 }
 
 // NextHookMessage blocks until the hook has a message, a conflict, or was
-// taken over or disposed. ok is false when no message will come; then
-// conflictOwner or forceClaimedBy says why (both empty: disposed).
+// taken over or disposed. Messages recorded before a takeover are still
+// delivered first: they were sent while this run owned the token. ok is
+// false when no message will come; then conflictOwner or forceClaimedBy
+// says why (both empty: disposed).
 func (c *Ctx) NextHookMessage(op *Op) (msg HookMessage, ok bool, conflictOwner, forceClaimedBy string) {
 	h := op.hook
 	c.Block(op.HookReady)
-	if len(h.inbox) > 0 && h.conflictOwner == "" && h.forceClaimed == "" {
+	if len(h.inbox) > 0 {
 		msg, h.inbox = h.inbox[0], h.inbox[1:]
 		return msg, true, "", ""
 	}
 	return HookMessage{}, false, h.conflictOwner, h.forceClaimed
 }
 
-// HookConflict blocks until the hook's claim is settled and returns the run
-// that holds the token if it is not this one.
-func (c *Ctx) HookConflict(op *Op) string {
+// HookOwner blocks until the hook's claim is settled and returns the run
+// that holds the token if it is not this one: the run that held it when
+// this one tried to claim it, or the one that took it over since.
+func (c *Ctx) HookOwner(op *Op) string {
 	c.Block(func() bool { return op.created })
-	return op.hook.conflictOwner
+	if op.hook.conflictOwner != "" {
+		return op.hook.conflictOwner
+	}
+	return op.hook.forceClaimed
 }
+
+// WebhookBaseURL is the public base URL webhook URLs are built on.
+func (c *Ctx) WebhookBaseURL() string { return c.inv.e.WebhookBaseURL }
 
 // DisposeHook releases the hook's token. It is not durable work during an
 // unwind: then it does nothing.

@@ -71,6 +71,7 @@ func (inv *invocation) loop() error {
 		case r := <-inv.results:
 			inv.running--
 			inv.recordStepResult(r)
+			inv.drainResults()
 		case <-timer: // materialize sees what fell due
 		case <-lazy:
 			if err := inv.flush(); err != nil {
@@ -88,6 +89,22 @@ func (inv *invocation) loop() error {
 		}
 		if t != nil {
 			t.Stop()
+		}
+	}
+}
+
+// drainResults takes the results of the other steps that have finished
+// too, so that a fan-out's results that arrive together are written
+// together, in one append, instead of each waiting for the writes of
+// those before it.
+func (inv *invocation) drainResults() {
+	for {
+		select {
+		case r := <-inv.results:
+			inv.running--
+			inv.recordStepResult(r)
+		default:
+			return
 		}
 	}
 }
@@ -127,13 +144,19 @@ func (inv *invocation) budgetTimer() <-chan time.Time {
 // hook resume, a cancellation, a child's result, a duplicate worker.
 func (inv *invocation) watch() <-chan struct{} {
 	wake := make(chan struct{})
+	// Our own appends wake the watcher too. It waits past the slots of the
+	// append in flight (writing is set before the append is sent), so that
+	// it does not take our write for another writer's and wake the loop
+	// for nothing. If that append loses its slots instead, flush itself
+	// applies the events it missed.
+	ours := func() int64 { return max(inv.lastSlot.Load(), inv.writing.Load()) }
 	go func() {
 		for {
-			seen := inv.lastSlot.Load()
+			seen := ours()
 			if world.WaitEvents(inv.ctx, inv.e.World, inv.run.ID, seen) != nil {
 				return
 			}
-			if inv.lastSlot.Load() > seen {
+			if ours() > seen {
 				continue // our own write
 			}
 			select {
@@ -184,13 +207,12 @@ func (inv *invocation) flush() error {
 			inv.buffer, inv.update = nil, nil
 			return nil
 		}
-		now := inv.e.now()
 		evs := make([]world.Event, len(inv.buffer))
 		for i, p := range inv.buffer {
-			evs[i] = p.ev
-			evs[i].CreatedAt = now
+			evs[i] = p.ev // stamped when buffered: when it happened
 		}
 		from := inv.lastSlot.Load() + 1
+		inv.writing.Store(from + int64(len(evs)) - 1)
 		missed, err := inv.e.World.AppendEvents(inv.ctx, inv.run.ID, from, evs, inv.update)
 		switch {
 		case errors.Is(err, world.ErrSlotTaken):
@@ -214,8 +236,11 @@ func (inv *invocation) flush() error {
 	return nil
 }
 
+// bufferEvent queues an event for the next append. It is stamped now, when
+// it happens: a step's step_created and step_started, written lazily with
+// its result, keep the times the step was created and started.
 func (inv *invocation) bufferEvent(t world.EventType, corr string, payload any) {
-	ev := world.Event{Type: t, CorrelationID: corr}
+	ev := world.Event{Type: t, CorrelationID: corr, CreatedAt: inv.e.now()}
 	if payload != nil {
 		ev.Payload = mustJSON(payload)
 	}

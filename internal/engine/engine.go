@@ -38,6 +38,9 @@ type Engine struct {
 	// DeadlineMargin is how long before its context's deadline an
 	// invocation stops taking new work and hands the run off.
 	DeadlineMargin time.Duration
+	// WebhookBaseURL is where the public webhook route is served (e.g.
+	// "https://example.com"); workflows build their webhooks' URLs on it.
+	WebhookBaseURL string
 	// StepOverrides replaces steps by name (the test harness mocks steps).
 	StepOverrides map[string]StepFunc
 	Logger        *slog.Logger

@@ -39,60 +39,97 @@ func (inv *invocation) afterFinish(events []world.Event) error {
 	if err != nil {
 		return err
 	}
-	hooks, parent, err := inv.holdings(events)
+	held, err := inv.holdings(events)
 	if err != nil {
 		return err
 	}
-	for _, h := range hooks {
+	for _, h := range held.hooks {
 		err := inv.e.World.DisposeHook(inv.ctx, h.token, run.ID, h.retainUntil())
 		if err != nil && !errors.Is(err, world.ErrHookNotOwner) {
 			return err
 		}
 	}
-	if parent == nil {
+	if err := closeStreams(inv.ctx, inv.e.World, run.ID, held.owed); err != nil {
+		return err
+	}
+	if held.parent == nil {
 		return nil
 	}
 	// A cancelled run's Error holds its cancellation, so the parent sees it.
 	result := childCompletedPayload{ChildRunID: run.ID, Output: run.Output, Error: run.Error}
-	ev := world.Event{Type: world.ChildCompleted, CorrelationID: parent.CorrelationID, Payload: mustJSON(result)}
-	err = AppendAndWake(inv.ctx, inv.e.World, parent.RunID, ev, nil, inv.e.now())
+	ev := world.Event{Type: world.ChildCompleted, CorrelationID: held.parent.CorrelationID, Payload: mustJSON(result)}
+	err = AppendAndWake(inv.ctx, inv.e.World, held.parent.RunID, ev, nil, inv.e.now())
 	if errors.Is(err, world.ErrRunFinished) || errors.Is(err, world.ErrRunNotFound) {
 		return nil
 	}
 	return err
 }
 
-// holdings lists the hooks a run created and its parent, from its log if
-// given, else from the live invocation.
-func (inv *invocation) holdings(events []world.Event) ([]*hookState, *parentRef, error) {
+// holdings is what a finished run must release.
+type holdings struct {
+	hooks  []*hookState // hooks it still owns
+	owed   []string     // resume IDs of the messages it owed a reply
+	parent *parentRef
+}
+
+// holdings lists what the run holds, from its log if given, else from the
+// live invocation.
+func (inv *invocation) holdings(events []world.Event) (holdings, error) {
 	if events == nil {
-		var hooks []*hookState
+		held := holdings{parent: inv.created.Parent}
 		for _, op := range inv.ops {
-			if op.Kind == OpHook && op.created && op.hook.conflictOwner == "" && !op.hook.disposed {
-				hooks = append(hooks, op.hook)
+			if op.Kind != OpHook {
+				continue
+			}
+			held.owed = append(held.owed, op.hook.owed...)
+			if op.created && op.hook.conflictOwner == "" && !op.hook.disposed {
+				held.hooks = append(held.hooks, op.hook)
 			}
 		}
-		return hooks, inv.created.Parent, nil
+		return held, nil
 	}
-	var hooks []*hookState
-	var parent *parentRef
+	// Replaying the hook events through hookState applies the same rules
+	// as the live run: no reply is owed for a message sent after a takeover.
+	var held holdings
+	hooks := map[string]*hookState{}
 	for _, ev := range events {
 		switch ev.Type {
 		case world.RunCreated:
 			p, err := decodePayload[runCreatedPayload](ev)
 			if err != nil {
-				return nil, nil, err
+				return held, err
 			}
-			parent = p.Parent
+			held.parent = p.Parent
 		case world.HookCreated:
 			p, err := decodePayload[hookCreatedPayload](ev)
 			if err != nil {
-				return nil, nil, err
+				return held, err
 			}
-			hooks = append(hooks, &hookState{token: p.Token, retention: p.Retention, createdAt: ev.CreatedAt})
+			h := &hookState{token: p.Token, retention: p.Retention, replies: p.Replies, createdAt: ev.CreatedAt}
+			hooks[ev.CorrelationID] = h
+			held.hooks = append(held.hooks, h)
+		case world.HookConflict:
+			p, err := decodePayload[hookConflictPayload](ev)
+			if err != nil {
+				return held, err
+			}
+			if h := hooks[ev.CorrelationID]; h != nil && p.ForceClaimed {
+				h.forceClaimed = p.OwnerRunID
+			}
+		case world.HookReceived:
+			p, err := decodePayload[hookReceivedPayload](ev)
+			if err != nil {
+				return held, err
+			}
+			if h := hooks[ev.CorrelationID]; h != nil {
+				h.receive(HookMessage(p))
+			}
 		}
 	}
-	return hooks, parent, nil
+	for _, h := range hooks {
+		held.owed = append(held.owed, h.owed...)
+	}
+	return held, nil
 }
 
 func orNull(b json.RawMessage) json.RawMessage {
@@ -147,12 +184,21 @@ func StartRun(ctx context.Context, w world.World, nr NewRun, now time.Time) erro
 // cancellation, a child's result) at the end of its log, then queues the
 // run so a worker applies it.
 func AppendAndWake(ctx context.Context, w world.World, runID string, ev world.Event, update *world.RunUpdate, now time.Time) error {
-	run, err := w.GetRun(ctx, runID)
-	if err != nil {
+	if _, err := appendAtEnd(ctx, w, runID, ev, update, now); err != nil {
 		return err
 	}
+	return w.Enqueue(ctx, world.Message{RunID: runID})
+}
+
+// appendAtEnd appends one event at the end of a run's log, following the
+// log as other writers fill it, and returns the slot it took.
+func appendAtEnd(ctx context.Context, w world.World, runID string, ev world.Event, update *world.RunUpdate, now time.Time) (int64, error) {
+	run, err := w.GetRun(ctx, runID)
+	if err != nil {
+		return 0, err
+	}
 	if run.Status.Terminal() {
-		return fmt.Errorf("append to run %s: %w", runID, world.ErrRunFinished)
+		return 0, fmt.Errorf("append to run %s: %w", runID, world.ErrRunFinished)
 	}
 	ev.CreatedAt = now
 	from := run.LastSlot + 1
@@ -162,12 +208,8 @@ func AppendAndWake(ctx context.Context, w world.World, runID string, ev world.Ev
 			from = missed[len(missed)-1].Slot + 1
 			continue
 		}
-		if err != nil {
-			return err
-		}
-		break
+		return from, err
 	}
-	return w.Enqueue(ctx, world.Message{RunID: runID})
 }
 
 // Cancel ends a run with a reason. The run's invocation, if one is live,
@@ -176,11 +218,4 @@ func AppendAndWake(ctx context.Context, w world.World, runID string, ev world.Ev
 func Cancel(ctx context.Context, w world.World, runID, reason string, encoded json.RawMessage, now time.Time) error {
 	ev := world.Event{Type: world.RunCancelled, Payload: mustJSON(runFinishedPayload{Reason: reason})}
 	return AppendAndWake(ctx, w, runID, ev, &world.RunUpdate{Status: world.StatusCancelled, Error: encoded}, now)
-}
-
-// Resume records a message for a hook in its run's log and wakes the run.
-func Resume(ctx context.Context, w world.World, h world.Hook, resumeID string, payload json.RawMessage, now time.Time) error {
-	ev := world.Event{Type: world.HookReceived, CorrelationID: h.CorrelationID,
-		Payload: mustJSON(hookReceivedPayload{ResumeID: resumeID, Payload: payload})}
-	return AppendAndWake(ctx, w, h.RunID, ev, nil, now)
 }

@@ -28,6 +28,7 @@ type invocation struct {
 	replaying bool
 
 	lastSlot atomic.Int64 // the last slot applied; read by the watcher
+	writing  atomic.Int64 // the last slot of our latest append, set before it is sent; read by the watcher
 	ops      []*Op        // by seq-1
 	buffer   []pending    // events waiting to be written
 	update   *world.RunUpdate
@@ -168,7 +169,7 @@ func (inv *invocation) applyEvent(ev world.Event) error {
 		op.resolve(nil, nil)
 	case world.HookReceived:
 		p, err := decodePayload[hookReceivedPayload](ev)
-		op.hook.inbox = append(op.hook.inbox, HookMessage(p))
+		op.hook.receive(HookMessage(p))
 		return err
 	case world.HookConflict: // a takeover; conflicts at creation went to applyCreation
 		p, err := decodePayload[hookConflictPayload](ev)

@@ -80,7 +80,7 @@ func (inv *invocation) claimHook(op *Op) error {
 	case err != nil:
 		return err
 	}
-	inv.bufferEvent(world.HookCreated, op.ID(), hookCreatedPayload{Token: h.token, Kind: h.kind, Metadata: h.metadata, Retention: h.retention})
+	inv.bufferEvent(world.HookCreated, op.ID(), hookCreatedPayload{Token: h.token, Kind: h.kind, Metadata: h.metadata, Retention: h.retention, Replies: h.replies})
 	if prev.RunID != "" && prev.RunID != inv.run.ID && !prev.Disposed {
 		return inv.notifyTakeover(prev)
 	}

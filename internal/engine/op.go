@@ -122,6 +122,29 @@ type hookState struct {
 	disposeAsked  bool
 	disposing     bool // hook_disposed is buffered
 	disposed      bool
+	// replies is set on hooks whose resumers wait for a reply; owed are
+	// the resume IDs of their messages, whose reply streams close when the
+	// run ends.
+	replies bool
+	owed    []string
+}
+
+// receive takes a message the log recorded for the hook. A message
+// recorded after another run took the token over belongs to that run: its
+// resumer forwards it there (see Resume), so it is neither delivered nor
+// answered here. One recorded after the hook was disposed is not
+// delivered, but its caller is still told, when the run ends, that no
+// reply will come.
+func (h *hookState) receive(msg HookMessage) {
+	if h.forceClaimed != "" {
+		return
+	}
+	if h.replies {
+		h.owed = append(h.owed, msg.ResumeID)
+	}
+	if !h.disposed {
+		h.inbox = append(h.inbox, msg)
+	}
 }
 
 // retainUntil is how long the token stays blocked once released: zero (free

@@ -54,6 +54,8 @@ type hookCreatedPayload struct {
 	// Retention keeps the token blocked this long after the hook's creation,
 	// even once the run has ended.
 	Retention time.Duration `json:"retention,omitempty"`
+	// Replies: the hook's resumers wait for a reply to each message.
+	Replies bool `json:"replies,omitempty"`
 }
 
 type hookReceivedPayload struct {
@@ -92,6 +94,9 @@ type runFinishedPayload struct {
 }
 
 func mustJSON(v any) json.RawMessage {
+	if b, ok := encodeFast(v); ok {
+		return b
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		// Payload structs hold only JSON-safe fields; failing here is a bug.
@@ -102,7 +107,7 @@ func mustJSON(v any) json.RawMessage {
 
 func decodePayload[T any](ev world.Event) (T, error) {
 	var v T
-	if len(ev.Payload) == 0 {
+	if len(ev.Payload) == 0 || decodeFast(ev.Payload, &v) {
 		return v, nil
 	}
 	if err := json.Unmarshal(ev.Payload, &v); err != nil {

@@ -17,6 +17,8 @@ type StepInfo struct {
 	Name    string
 	Attempt int // 1 on the first attempt
 	World   world.World
+	// Now is the engine's clock, for steps that write to other runs' logs.
+	Now func() time.Time
 }
 
 type stepInfoKey struct{}
@@ -57,7 +59,7 @@ func (inv *invocation) launch(op *Op) {
 	op.step.running = true
 	inv.running++
 	inv.bufferEvent(world.StepStarted, op.ID(), stepStartedPayload{Attempt: op.step.attempt})
-	info := StepInfo{RunID: inv.run.ID, StepID: op.ID(), Name: op.Name, Attempt: op.step.attempt, World: inv.e.World}
+	info := StepInfo{RunID: inv.run.ID, StepID: op.ID(), Name: op.Name, Attempt: op.step.attempt, World: inv.e.World, Now: inv.e.now}
 	ctx := context.WithValue(inv.ctx, stepInfoKey{}, info)
 	go func(attempt int, input json.RawMessage) {
 		out, err := callStep(ctx, def, input)

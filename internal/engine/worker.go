@@ -72,6 +72,9 @@ func (w *Worker) Handle(ctx context.Context, d world.Delivery) error {
 	if errors.Is(err, world.ErrRunNotFound) {
 		err = nil // nothing will ever make this message useful
 	}
+	if err != nil && ctx.Err() != nil {
+		return err // shutting down: the message is delivered again later, nothing failed
+	}
 	if err != nil {
 		w.Engine.logger().Error("workflow: processing run failed; it will be retried", "run", d.RunID, "attempt", d.Attempt, "err", err)
 		return err

@@ -1,0 +1,104 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lambdaworkflow/workflow/world"
+)
+
+// maxFollows bounds how many times one resume follows a token from run to
+// run; each follow means another run took the token over meanwhile.
+const maxFollows = 8
+
+// Resume records a message for the hook holding token in its run's log and
+// wakes the run. vet, if set, inspects the hook first; its error stops the
+// resume before anything is written.
+//
+// A resume can race a takeover (a run claiming the token with force): the
+// resumer reads the owner, the token changes hands, the message lands in
+// the old owner's log. The old owner only takes messages recorded before
+// the takeover event in its log, so after appending the resumer checks
+// which side of that event it landed on, and if it was too late it
+// delivers the message, with the same resume ID, to the new owner. Either
+// way exactly one run gets it. It returns the hook that got the message;
+// an unknown, disposed or ended hook is an error matching
+// world.ErrHookNotFound.
+func Resume(ctx context.Context, w world.World, token, resumeID string, payload json.RawMessage, now time.Time, vet func(world.Hook) error) (world.Hook, error) {
+	var prev world.Hook
+	for range maxFollows {
+		h, err := w.GetHook(ctx, token)
+		if err != nil {
+			return h, err
+		}
+		if h.Disposed || sameClaim(h, prev) {
+			return h, fmt.Errorf("hook %q: %w", token, world.ErrHookNotFound)
+		}
+		prev = h
+		if vet != nil {
+			if err := vet(h); err != nil {
+				return h, err
+			}
+		}
+		ev := world.Event{Type: world.HookReceived, CorrelationID: h.CorrelationID,
+			Payload: mustJSON(hookReceivedPayload{ResumeID: resumeID, Payload: payload})}
+		slot, err := appendAtEnd(ctx, w, h.RunID, ev, nil, now)
+		if errors.Is(err, world.ErrRunFinished) || errors.Is(err, world.ErrRunNotFound) {
+			continue // the owner ended: unless the token moved on, the next read says not found
+		}
+		if err != nil {
+			return h, err
+		}
+		if err := w.Enqueue(ctx, world.Message{RunID: h.RunID}); err != nil {
+			return h, err
+		}
+		late, err := takenOverBefore(ctx, w, h, slot)
+		if err != nil || !late {
+			return h, err
+		}
+	}
+	return prev, fmt.Errorf("hook %q changed hands %d times during one resume", token, maxFollows)
+}
+
+func sameClaim(a, b world.Hook) bool {
+	return a.RunID == b.RunID && a.CorrelationID == b.CorrelationID
+}
+
+// takenOverBefore reports whether another run took the token from h
+// before the message at slot reached h's log. If h still holds the token
+// now, any takeover comes later (a takeover claims the token before it
+// tells the old owner), so the common case costs one read.
+func takenOverBefore(ctx context.Context, w world.World, h world.Hook, slot int64) (bool, error) {
+	cur, err := w.GetHook(ctx, h.Token)
+	switch {
+	case errors.Is(err, world.ErrHookNotFound):
+		return false, nil // released, not taken: the message stays where it is
+	case err != nil:
+		return false, err
+	case sameClaim(cur, h):
+		return false, nil
+	}
+	evs, err := w.Events(ctx, h.RunID, 0)
+	if err != nil {
+		return false, err
+	}
+	for _, ev := range evs {
+		if ev.Slot >= slot {
+			break
+		}
+		if ev.Type != world.HookConflict || ev.CorrelationID != h.CorrelationID {
+			continue
+		}
+		p, err := decodePayload[hookConflictPayload](ev)
+		if err != nil {
+			return false, err
+		}
+		if p.ForceClaimed {
+			return true, nil
+		}
+	}
+	return false, nil
+}

@@ -1,0 +1,69 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"net/url"
+
+	"github.com/lambdaworkflow/workflow/world"
+)
+
+// Stream layout. A run's own streams hang under its ID, with an index of
+// the namespaces its steps opened, because steps write streams without
+// telling the log and the run must still close them when it ends. A reply
+// hangs under the resume that asked for it, whose ID is unguessable.
+//
+//	runs/{runID}/stream-index       one chunk per namespace opened (repeats allowed)
+//	runs/{runID}/stream/{namespace} the chunks of that namespace
+//	replies/{resumeID}              the frames of one resume's reply
+
+// RunStream names the run's stream in namespace; "" is the default one.
+func RunStream(runID, namespace string) string {
+	return "runs/" + runID + "/stream/" + url.PathEscape(namespaceOrDefault(namespace))
+}
+
+// ReplyStream names the reply stream of one resume.
+func ReplyStream(resumeID string) string { return "replies/" + resumeID }
+
+func runStreamIndex(runID string) string { return "runs/" + runID + "/stream-index" }
+
+func namespaceOrDefault(ns string) string {
+	if ns == "" {
+		return "default"
+	}
+	return ns
+}
+
+// OpenRunStream records that a step writes to the run's stream in
+// namespace, so that the stream is closed when the run ends. It fails with
+// world.ErrStreamClosed once the run has ended.
+func OpenRunStream(ctx context.Context, w world.Streams, runID, namespace string) error {
+	return w.WriteStream(ctx, runStreamIndex(runID), [][]byte{[]byte(namespaceOrDefault(namespace))})
+}
+
+// closeStreams ends a finished run's streams: every namespace its steps
+// opened, and the reply streams of the messages it received, so a caller
+// still waiting learns that no reply will come. The index is closed first,
+// so a step still running cannot open a namespace this pass would miss.
+func closeStreams(ctx context.Context, w world.Streams, runID string, replies []string) error {
+	index := runStreamIndex(runID)
+	if err := w.CloseStream(ctx, index); err != nil {
+		return err
+	}
+	opened, _, err := w.ReadStream(ctx, index, 0)
+	if err != nil {
+		return err
+	}
+	names := map[string]bool{}
+	for _, ns := range opened {
+		names[RunStream(runID, string(ns))] = true
+	}
+	for _, r := range replies {
+		names[ReplyStream(r)] = true
+	}
+	var errs []error
+	for name := range names {
+		errs = append(errs, w.CloseStream(ctx, name))
+	}
+	return errors.Join(errs...)
+}

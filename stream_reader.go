@@ -1,0 +1,151 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"iter"
+
+	"github.com/lambdaworkflow/workflow/internal/engine"
+	"github.com/lambdaworkflow/workflow/world"
+)
+
+// StreamChunk is one value read from a run's stream.
+type StreamChunk struct {
+	// Index is the chunk's 0-based position: read again from Index+1 to
+	// pick up where a reader left off.
+	Index int64
+	Data  json.RawMessage
+}
+
+// Decode decodes the chunk into v, which points to the type the stream's
+// writer wrote.
+func (c StreamChunk) Decode(v any) error { return json.Unmarshal(c.Data, v) }
+
+// Readable iterates over the run's stream in namespace ("" is the default
+// stream) from chunk startIndex: first what is there, then new chunks as
+// steps write them, until the stream is closed or the run has ended and
+// everything is read. A negative startIndex counts from the end of what
+// is there now (-1: the last chunk).
+//
+//	for chunk, err := range run.Readable(ctx, "tokens", 0) {
+//		if err != nil { return err }
+//		var tok string
+//		_ = chunk.Decode(&tok)
+//	}
+func (r *Run[O]) Readable(ctx context.Context, namespace string, startIndex int64) iter.Seq2[StreamChunk, error] {
+	return func(yield func(StreamChunk, error) bool) {
+		cur := &cursor{streams: r.c.world, name: engine.RunStream(r.ID, namespace), next: startIndex, idle: r.waitWrites}
+		if startIndex < 0 {
+			if err := cur.seekFromEnd(ctx, -startIndex); err != nil {
+				yield(StreamChunk{}, err)
+				return
+			}
+		}
+		for {
+			data, i, err := cur.read(ctx)
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			if !yield(StreamChunk{Index: i, Data: data}, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// waitWrites waits until the run's stream may have more to read. Once the
+// run has ended nothing more will come, even into a stream nobody closed
+// (a namespace no step opened), so it also watches the run's log.
+func (r *Run[O]) waitWrites(ctx context.Context, cur *cursor) (finished bool, err error) {
+	run, err := r.c.world.GetRun(ctx, r.ID)
+	if err != nil {
+		return false, wrapNotFound(err)
+	}
+	if run.Status.Terminal() {
+		return true, nil
+	}
+	// Copied: the wait that loses the race still runs while the cursor moves on.
+	name, next := cur.name, cur.next
+	return false, firstOf(ctx,
+		func(ctx context.Context) error { return world.WaitStream(ctx, r.c.world, name, next) },
+		func(ctx context.Context) error { return world.WaitEvents(ctx, r.c.world, r.ID, run.LastSlot) },
+	)
+}
+
+// firstOf runs the waits together and returns when the first returns.
+func firstOf(ctx context.Context, waits ...func(context.Context) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, len(waits))
+	for _, wait := range waits {
+		go func() { done <- wait(ctx) }()
+	}
+	return <-done
+}
+
+// cursor reads one stream chunk by chunk from an index, a page at a time,
+// waiting for chunks that are not written yet.
+type cursor struct {
+	streams world.Streams
+	name    string
+	next    int64 // index of the next chunk read returns
+	page    [][]byte
+	closed  bool
+	// idle, if set, waits when the reader has caught up with an open
+	// stream, and reports whether the stream is finished although nobody
+	// closed it. Unset, the cursor waits for the stream itself.
+	idle func(ctx context.Context, cur *cursor) (finished bool, err error)
+}
+
+// read returns the next chunk and its index; io.EOF after the last one of
+// a closed stream.
+func (c *cursor) read(ctx context.Context) ([]byte, int64, error) {
+	for len(c.page) == 0 {
+		if c.closed {
+			return nil, 0, io.EOF
+		}
+		chunks, closed, err := c.streams.ReadStream(ctx, c.name, c.next)
+		if err != nil {
+			return nil, 0, err
+		}
+		c.page, c.closed = chunks, closed
+		if len(chunks) > 0 || closed {
+			continue
+		}
+		finished, err := c.wait(ctx)
+		if err != nil {
+			return nil, 0, err
+		}
+		c.closed = finished // read once more, then stop
+		if finished {
+			if c.page, _, err = c.streams.ReadStream(ctx, c.name, c.next); err != nil {
+				return nil, 0, err
+			}
+		}
+	}
+	chunk := c.page[0]
+	c.page = c.page[1:]
+	c.next++
+	return chunk, c.next - 1, nil
+}
+
+func (c *cursor) wait(ctx context.Context) (bool, error) {
+	if c.idle != nil {
+		return c.idle(ctx, c)
+	}
+	return false, world.WaitStream(ctx, c.streams, c.name, c.next)
+}
+
+// seekFromEnd moves the cursor to n chunks before the end of what the
+// stream holds now.
+func (c *cursor) seekFromEnd(ctx context.Context, n int64) error {
+	chunks, closed, err := c.streams.ReadStream(ctx, c.name, 0)
+	if err != nil {
+		return err
+	}
+	from := max(int64(len(chunks))-n, 0)
+	c.page, c.next, c.closed = chunks[from:], from, closed
+	return nil
+}

@@ -1,0 +1,132 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/lambdaworkflow/workflow/internal/engine"
+)
+
+// WebhookPath is the route under which webhooks are served: a webhook's
+// URL is its base URL, this path, and its token. The webhook package
+// serves it.
+const WebhookPath = "/.well-known/workflow/v1/webhook/"
+
+// WebhookURL returns the URL of the webhook with token, served under
+// baseURL (e.g. "https://example.com").
+func WebhookURL(baseURL, token string) string {
+	return strings.TrimSuffix(baseURL, "/") + WebhookPath + url.PathEscape(token)
+}
+
+// WebhookOptions configures CreateWebhook. A webhook's token is always
+// generated: anyone who knows it can call the webhook.
+type WebhookOptions struct {
+	// Manual keeps the HTTP caller waiting until a step answers with
+	// WebhookMessage.RespondWith; its response can stream.
+	Manual bool
+	// Response, when not Manual, is sent to every caller once the request
+	// is recorded (its Stream is not used). Nil means 202 Accepted with an
+	// empty body.
+	Response *WebhookResponse
+	// Metadata is stored with the hook (see HookOptions).
+	Metadata any
+	// MinRetention keeps the token unavailable after the run ends (see
+	// HookOptions).
+	MinRetention time.Duration
+}
+
+// webhookMeta is what a webhook stores as its hook metadata: how to answer
+// callers, which the HTTP side needs before it resumes, and the user's own
+// metadata.
+type webhookMeta struct {
+	Manual   bool             `json:"manual,omitempty"`
+	Response *WebhookResponse `json:"response,omitempty"`
+	User     json.RawMessage  `json:"metadata,omitempty"`
+}
+
+// WebhookRequest is an HTTP request received by a webhook.
+type WebhookRequest struct {
+	Method string
+	// URL is the request's path and query, as the caller sent them.
+	URL    string
+	Header http.Header
+	Body   []byte
+}
+
+// WebhookResponse is the HTTP response a webhook sends.
+type WebhookResponse struct {
+	Status int // 0 means 200
+	Header http.Header
+	Body   []byte
+	// Stream, if made with NewStream, sends more of the body after Body,
+	// chunk by chunk as the step produces it: the caller receives each
+	// chunk as it is written (server-sent events, NDJSON, raw bytes: set
+	// Content-Type accordingly). Only a Manual webhook's reply streams.
+	Stream Stream[[]byte] `json:"-"`
+}
+
+func (r WebhookResponse) replyHead() (json.RawMessage, error) { return json.Marshal(r) }
+
+func (r WebhookResponse) replyItems() func(emit func(json.RawMessage) error) error {
+	if r.Stream.produce == nil {
+		return nil
+	}
+	return r.Stream.replyItems()
+}
+
+func (r *WebhookResponse) attachItems(src itemSource) { r.Stream.attachItems(src) }
+
+// Webhook is a responding hook reachable over HTTP, at a URL anyone who
+// knows it can call: a RespondingHook whose messages are HTTP requests and
+// whose replies are HTTP responses.
+type Webhook struct {
+	*RespondingHook[WebhookRequest, WebhookResponse]
+}
+
+// CreateWebhook creates a webhook in the calling workflow. Serve the
+// webhook route with the webhook package's Handler (or call
+// Client.ResumeWebhook from your own).
+func CreateWebhook(ctx Context, opts WebhookOptions) *Webhook {
+	meta := encodeMetadata(webhookMeta{Manual: opts.Manual, Response: opts.Response, User: encodeMetadata(opts.Metadata)})
+	o := engine.HookOptions{Kind: kindWebhook, Metadata: meta, Retention: opts.MinRetention, Replies: opts.Manual}
+	return &Webhook{newRespondingHook[WebhookRequest, WebhookResponse](ctx, o, callSite(0))}
+}
+
+// URL returns the webhook's URL, on the base URL the worker was given
+// (WorkerOptions.WebhookBaseURL; without one, the URL is a path).
+func (w *Webhook) URL(ctx Context) string {
+	return WebhookURL(ctx.engine().WebhookBaseURL(), w.Token(ctx))
+}
+
+// Receive waits for the next request.
+func (w *Webhook) Receive(ctx Context) (WebhookMessage, error) {
+	m, err := w.RespondingHook.Receive(ctx)
+	return WebhookMessage{m}, err
+}
+
+// All iterates over the requests as they arrive (see Hook.All).
+func (w *Webhook) All(ctx Context) iter.Seq2[WebhookMessage, error] {
+	return func(yield func(WebhookMessage, error) bool) {
+		for m, err := range w.RespondingHook.All(ctx) {
+			if !yield(WebhookMessage{m}, err) {
+				return
+			}
+		}
+	}
+}
+
+// WebhookMessage is one request to a webhook; Data is the request.
+type WebhookMessage struct {
+	HookMessage[WebhookRequest, WebhookResponse]
+}
+
+// RespondWith sends the HTTP response to the caller of a Manual webhook,
+// from a step (see HookMessage.Respond).
+func (m WebhookMessage) RespondWith(ctx context.Context, resp WebhookResponse) error {
+	return m.Respond(ctx, resp)
+}
