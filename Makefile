@@ -18,3 +18,27 @@ lint: ## gofmt and staticcheck
 
 emulator: ## install and start MiniStack on 127.0.0.1:4566 for the AWS tests
 	scripts/emulator.sh start
+
+bench: ## seed 004's benchmarks on every World, quick (FULL=1: seed 004's methodology, an hour or more; WORLDS=local,memory to pick)
+	$(GO) run ./bench/cmd/bench $(if $(FULL),-full) $(if $(WORLDS),-worlds $(WORLDS))
+
+# AWS Lambda (template.yaml, docs/AWS.md). sam build runs build-<LogicalId>
+# with ARTIFACTS_DIR set, but does not say which architecture the template
+# asks for: LAMBDA_ARCH must match its Architecture parameter.
+LAMBDA_ARCH ?= arm64
+LAMBDA_GOARCH = $(if $(filter x86_64,$(LAMBDA_ARCH)),amd64,arm64)
+LAMBDA_BUILD = CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_GOARCH) $(GO) build -tags lambda.norpc -trimpath -ldflags=-s -o $(ARTIFACTS_DIR)/bootstrap
+
+.PHONY: local build-FlowFunction build-WebhookFunction build-ApiFunction
+
+local: ## MiniStack with the SAM stack deployed to it (for the host's architecture); prints its URLs
+	scripts/local.sh
+
+build-FlowFunction:
+	$(LAMBDA_BUILD) ./functions/flow
+
+build-WebhookFunction:
+	$(LAMBDA_BUILD) ./functions/webhook
+
+build-ApiFunction:
+	$(LAMBDA_BUILD) ./functions/api

@@ -1,0 +1,25 @@
+// Command api is the api function of template.yaml: the example order API
+// behind API Gateway (examples/lambdaapp). It starts runs and resumes
+// their responding hooks; it runs no workflow code itself.
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/lambdaworkflow/workflow"
+	"github.com/lambdaworkflow/workflow/examples/lambdaapp"
+	"github.com/lambdaworkflow/workflow/world/aws"
+)
+
+func main() {
+	w, err := aws.FromEnv(context.Background())
+	if err != nil {
+		slog.Error("api: cannot build the AWS World", "err", err)
+		os.Exit(1)
+	}
+	lambda.Start(lambdaapp.API(workflow.NewClient(w), os.Getenv("API_BEARER_TOKEN")))
+}

@@ -1,0 +1,122 @@
+package functions_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+)
+
+// deployStack deploys the template as stack with scripts/local.sh and
+// returns its outputs; the stack and the resources it retains are deleted
+// when the test ends.
+func deployStack(t *testing.T, ctx context.Context, root, stack, token string) map[string]string {
+	cmd := exec.CommandContext(ctx, filepath.Join(root, "scripts", "local.sh"), "deploy", stack)
+	cmd.Env = append(os.Environ(), "AWS_ENDPOINT_URL="+emulator, "API_BEARER_TOKEN="+token)
+	var logs strings.Builder
+	cmd.Stderr = &logs
+	t.Cleanup(func() {
+		deleteStack(t, root, stack)
+		os.RemoveAll(filepath.Join(root, ".aws-sam", "local", stack))
+	})
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("scripts/local.sh deploy %s: %v\n%s", stack, err, logs.String())
+	}
+	out := map[string]string{}
+	for line := range strings.Lines(string(stdout)) {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), "="); ok {
+			out[k] = v
+		}
+	}
+	for _, k := range []string{"WebhookUrl", "ApiUrl", "TableName", "BucketName", "DeadLetterQueueUrl", "FlowFunctionName"} {
+		if out[k] == "" {
+			t.Fatalf("stack output %s missing; got %v\n%s", k, out, logs.String())
+		}
+	}
+	t.Cleanup(func() { deleteRetained(t, out["TableName"], out["BucketName"]) })
+	return out
+}
+
+func deleteStack(t *testing.T, root, stack string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(root, "scripts", "sam.sh"), "delete", "--stack-name", stack, "--no-prompts", "--region", "us-east-1")
+	cmd.Env = append(os.Environ(), "AWS_ENDPOINT_URL="+emulator, "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Logf("sam delete %s: %v\n%s", stack, err, out)
+	}
+}
+
+func emulatorConfig() aws.Config {
+	return aws.Config{
+		Region:       "us-east-1",
+		BaseEndpoint: aws.String(emulator),
+		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
+	}
+}
+
+// deleteRetained deletes the table and bucket the template keeps when its
+// stack is deleted (DeletionPolicy: Retain).
+func deleteRetained(t *testing.T, table, bucket string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cfg := emulatorConfig()
+	if _, err := dynamodb.NewFromConfig(cfg).DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: &table}); err != nil {
+		t.Logf("delete table %s: %v", table, err)
+	}
+	blobs := s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = true })
+	pages := s3.NewListObjectsV2Paginator(blobs, &s3.ListObjectsV2Input{Bucket: &bucket})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			t.Logf("list bucket %s: %v", bucket, err)
+			return
+		}
+		for _, o := range page.Contents {
+			if _, err := blobs.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &bucket, Key: o.Key}); err != nil {
+				t.Logf("delete %s/%s: %v", bucket, aws.ToString(o.Key), err)
+			}
+		}
+	}
+	if _, err := blobs.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &bucket}); err != nil {
+		var missing *s3types.NoSuchBucket
+		if !errors.As(err, &missing) {
+			t.Logf("delete bucket %s: %v", bucket, err)
+		}
+	}
+}
+
+// queueDepth counts the queue's messages, visible or in flight.
+func queueDepth(t *testing.T, ctx context.Context, url string) int {
+	attrs, err := sqs.NewFromConfig(emulatorConfig()).GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl: &url,
+		AttributeNames: []sqstypes.QueueAttributeName{
+			sqstypes.QueueAttributeNameApproximateNumberOfMessages,
+			sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible,
+		},
+	})
+	if err != nil {
+		t.Fatalf("queue attributes of %s: %v", url, err)
+	}
+	var n int
+	for _, v := range attrs.Attributes {
+		var k int
+		fmt.Sscan(v, &k)
+		n += k
+	}
+	return n
+}

@@ -1,0 +1,126 @@
+// Package flow serves workflows from an AWS Lambda function triggered by
+// SQS: the "flow" function of the AWS deployment (template.yaml).
+//
+// An application registers its workflows and steps (by defining them, in
+// packages its main imports) and calls Start:
+//
+//	package main
+//
+//	import (
+//		"github.com/lambdaworkflow/workflow"
+//		"github.com/lambdaworkflow/workflow/lambda/flow"
+//		_ "example.com/app/orders" // defines the workflows and steps
+//	)
+//
+//	func main() { flow.Start(workflow.WorkerOptions{}) }
+//
+// Each SQS message names a run. The handler replays the run and drives it
+// as far as the invocation's deadline allows: steps run inline, and the
+// engine hands the run off through the queue shortly before the deadline.
+// A message whose run could not be processed is reported as a batch item
+// failure, so that only it is delivered again (the event source mapping
+// needs FunctionResponseTypes: [ReportBatchItemFailures]); after the
+// queue's maxReceiveCount it goes to the dead-letter queue.
+package flow
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"sync"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/lambdaworkflow/workflow"
+	"github.com/lambdaworkflow/workflow/world"
+	"github.com/lambdaworkflow/workflow/world/aws"
+)
+
+// Deliveries is what the handler needs from the World besides the worker:
+// the event source mapping receives messages in the World's place, so the
+// handler must report each delivery, as (*aws.World).Receive would.
+// *aws.World implements it.
+type Deliveries interface {
+	Delivered(ctx context.Context, msg world.Message) error
+}
+
+// Start serves the workflows defined in this binary on the AWS World named
+// by the environment (WORKFLOW_TABLE, WORKFLOW_QUEUE_URL, WORKFLOW_BUCKET;
+// see aws.FromEnv). Webhook URLs are built on WORKFLOW_WEBHOOK_BASE_URL
+// (the webhook function's URL) unless opts sets WebhookBaseURL. It does
+// not return. A World that cannot be built is an init error: Lambda
+// reports it and the message is delivered again later.
+func Start(opts workflow.WorkerOptions) {
+	if opts.WebhookBaseURL == "" {
+		opts.WebhookBaseURL = os.Getenv("WORKFLOW_WEBHOOK_BASE_URL")
+	}
+	w, err := aws.FromEnv(context.Background())
+	if err != nil {
+		slog.Error("flow: cannot build the AWS World", "err", err)
+		os.Exit(1)
+	}
+	lambda.Start(Handler(workflow.NewWorker(w, opts), w))
+}
+
+// Handler returns the Lambda handler for batches of queue messages. Runs of
+// one batch are processed concurrently; several messages for one run are
+// processed once, and share the outcome.
+func Handler(worker *workflow.Worker, d Deliveries) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
+	return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+		var resp events.SQSEventResponse
+		fail := func(m events.SQSMessage) {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
+		}
+		byRun := map[string][]events.SQSMessage{}
+		var order []string
+		for _, m := range ev.Records {
+			msg, err := aws.DecodeMessage(m.Body)
+			if err != nil {
+				// Not a message the World sent: retrying cannot help, but
+				// failing it lets the redrive policy park it in the DLQ
+				// where someone will see it.
+				slog.Error("flow: undecodable message", "messageId", m.MessageId, "err", err)
+				fail(m)
+				continue
+			}
+			if err := d.Delivered(ctx, msg); err != nil {
+				slog.Error("flow: reporting delivery failed", "run", msg.RunID, "err", err)
+				fail(m)
+				continue
+			}
+			if _, seen := byRun[msg.RunID]; !seen {
+				order = append(order, msg.RunID)
+			}
+			byRun[msg.RunID] = append(byRun[msg.RunID], m)
+		}
+		errs := make([]error, len(order))
+		var wg sync.WaitGroup
+		for i, runID := range order {
+			wg.Go(func() { errs[i] = process(ctx, worker, runID) })
+		}
+		wg.Wait()
+		for i, runID := range order {
+			if errs[i] == nil {
+				continue
+			}
+			slog.Error("flow: processing run failed; its message will be delivered again", "run", runID, "err", errs[i])
+			for _, m := range byRun[runID] {
+				fail(m)
+			}
+		}
+		return resp, nil
+	}
+}
+
+// process drives one run. A run that does not exist never will: its
+// message is dropped rather than redelivered.
+func process(ctx context.Context, worker *workflow.Worker, runID string) error {
+	err := worker.Process(ctx, runID)
+	if errors.Is(err, world.ErrRunNotFound) {
+		slog.Warn("flow: message for a run that does not exist; dropped", "run", runID)
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,114 @@
+package flow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/lambdaworkflow/workflow"
+	"github.com/lambdaworkflow/workflow/world"
+	"github.com/lambdaworkflow/workflow/world/memory"
+)
+
+var double = workflow.DefineStep("flowtest.double", func(ctx context.Context, n int) (int, error) { return 2 * n, nil })
+
+var doubler = workflow.Define("flowtest.doubler", func(ctx workflow.Context, n int) (int, error) {
+	return double.Call(ctx, n)
+})
+
+// flaky is a World whose reads of one run fail, as DynamoDB's can.
+type flaky struct {
+	*memory.World
+	broken string
+}
+
+func (f flaky) GetRun(ctx context.Context, id string) (world.Run, error) {
+	if id == f.broken {
+		return world.Run{}, errors.New("throttled")
+	}
+	return f.World.GetRun(ctx, id)
+}
+
+// deliveries records Delivered calls and fails those for one run.
+type deliveries struct {
+	mu     sync.Mutex
+	got    []string
+	broken string
+}
+
+func (d *deliveries) Delivered(_ context.Context, msg world.Message) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.got = append(d.got, msg.RunID)
+	if msg.RunID == d.broken {
+		return errors.New("dedup marker unreachable")
+	}
+	return nil
+}
+
+func record(id, runID string) events.SQSMessage {
+	body, _ := json.Marshal(world.Message{RunID: runID})
+	return events.SQSMessage{MessageId: id, Body: string(body)}
+}
+
+func TestHandlerReportsOnlyTheMessagesToRedeliver(t *testing.T) {
+	ctx := t.Context()
+	mem := memory.New()
+	w := flaky{World: mem, broken: "run-unreadable"}
+	c := workflow.NewClient(w)
+	start := func(id string, n int) {
+		if _, err := workflow.Start(ctx, c, doubler, n, workflow.WithRunID(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start("run-a", 1)
+	start("run-b", 2)
+	start("run-undelivered", 3)
+	start("run-unreadable", 4) // its CreateRun worked; its reads fail
+
+	d := &deliveries{broken: "run-undelivered"}
+	h := Handler(workflow.NewWorker(w, workflow.WorkerOptions{}), d)
+	resp, err := h(ctx, events.SQSEvent{Records: []events.SQSMessage{
+		record("m1", "run-a"),
+		record("m2", "run-b"),
+		record("m3", "run-a"), // a duplicate: shares run-a's outcome
+		{MessageId: "m4", Body: "not json"},
+		record("m5", "run-gone"), // no such run: dropped, not redelivered
+		record("m6", "run-undelivered"),
+		record("m7", "run-unreadable"),
+		record("m8", "run-unreadable"),
+	}})
+	if err != nil {
+		t.Fatalf("handler error %v: a batch failure would redeliver every message", err)
+	}
+	var failed []string
+	for _, f := range resp.BatchItemFailures {
+		failed = append(failed, f.ItemIdentifier)
+	}
+	slices.Sort(failed)
+	if want := []string{"m4", "m6", "m7", "m8"}; !slices.Equal(failed, want) {
+		t.Errorf("failed items %v, want %v", failed, want)
+	}
+	for id, want := range map[string]int{"run-a": 2, "run-b": 4} {
+		run, err := workflow.GetRun[int](ctx, c, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := run.Result(ctx)
+		if err != nil || got != want {
+			t.Errorf("%s: result %d, %v; want %d", id, got, err, want)
+		}
+	}
+	if st, _ := mem.GetRun(ctx, "run-undelivered"); st.Status.Terminal() {
+		t.Errorf("run-undelivered was processed although its delivery could not be reported")
+	}
+	if got := strings.Join(d.got, " "); got != "run-a run-b run-a run-gone run-undelivered run-unreadable run-unreadable" {
+		t.Errorf("Delivered calls: %s", got)
+	}
+}

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Runs the whole AWS stack (template.yaml) on a local emulator.
+#
+#   scripts/local.sh              `make local`: start MiniStack (unless
+#                                 AWS_ENDPOINT_URL names a running emulator,
+#                                 e.g. LocalStack), build, deploy, print the
+#                                 URLs to call
+#   scripts/local.sh deploy NAME  build (into .aws-sam/local/NAME) and deploy
+#                                 stack NAME to the running emulator; print
+#                                 its outputs as Key=Value lines on stdout
+#                                 (the e2e test reads them)
+#
+# Environment: AWS_ENDPOINT_URL (default http://127.0.0.1:4566, MiniStack),
+# API_BEARER_TOKEN (default: a fixed token for local use), STACK_NAME for
+# the default command (default workflow-local).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+# With no AWS_ENDPOINT_URL, the default command starts MiniStack; with
+# one, it uses the emulator already running there.
+endpoint_given=${AWS_ENDPOINT_URL:-}
+export AWS_ENDPOINT_URL=${AWS_ENDPOINT_URL:-http://127.0.0.1:4566}
+# Emulators accept any credentials; real ones in the environment are
+# replaced so that nothing here can reach an AWS account.
+export AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test
+unset AWS_SESSION_TOKEN AWS_PROFILE
+export AWS_REGION=${AWS_REGION:-us-east-1}
+export AWS_DEFAULT_REGION=$AWS_REGION
+# An emulator deploys in moments: poll it every second, not every five.
+export SAM_CLI_POLL_DELAY=${SAM_CLI_POLL_DELAY:-1}
+token=${API_BEARER_TOKEN:-local-development-token}
+
+# The emulator runs the bootstrap binaries on this machine: build for it.
+case $(uname -m) in
+x86_64 | amd64) arch=x86_64 ;;
+aarch64 | arm64) arch=arm64 ;;
+*)
+	echo "unsupported host architecture $(uname -m)" >&2
+	exit 1
+	;;
+esac
+
+# localURL rewrites the URLs MiniStack reports, which are AWS's (a Function
+# URL on lambda-url.<region>.on.aws) or need a resolver for *.localhost
+# (an API's execute-api.localhost), into its path-style routes on the
+# endpoint. Other URLs (LocalStack's resolve as they are) pass unchanged.
+localURL() {
+	local re_url='^https://([a-z0-9]+)\.lambda-url\.[a-z0-9-]+\.on\.aws/?$'
+	local re_api='^https?://([a-z0-9]+)\.execute-api\.localhost(:[0-9]+)?/?$'
+	if [[ $1 =~ $re_url ]]; then
+		echo "$AWS_ENDPOINT_URL/_aws/lambda-url/${BASH_REMATCH[1]}/"
+	elif [[ $1 =~ $re_api ]]; then
+		echo "$AWS_ENDPOINT_URL/_aws/execute-api/${BASH_REMATCH[1]}"
+	else
+		echo "$1"
+	fi
+}
+
+# outputs prints the stack's outputs as Key=Value lines, nothing if the
+# stack does not exist.
+outputs() {
+	scripts/sam.sh list stack-outputs --stack-name "$1" --output json 2>/dev/null |
+		python3 -c 'import json, sys
+for o in json.load(sys.stdin): print(o["OutputKey"] + "=" + o["OutputValue"])' || true
+}
+
+output() { sed -n "s/^$1=//p" <<<"$2"; }
+
+samDeploy() {
+	local stack=$1 base=$2 build=$3
+	local params=("Architecture=$arch" FlowTimeout=60 "ApiBearerToken=$token")
+	# sam refuses an empty value; the parameter's default is empty.
+	[[ -z $base ]] || params+=("WebhookBaseUrl=$base")
+	# SAM looks for its config beside the template unless told.
+	scripts/sam.sh deploy --config-file "$root/samconfig.toml" --config-env local --stack-name "$stack" \
+		--template-file "$build/template.yaml" --parameter-overrides "${params[@]}" >&2
+}
+
+# webhookBase is the WebhookBaseUrl a stack with these outputs needs:
+# the local form of its Function URL, or nothing if that URL works as it is.
+webhookBase() {
+	local url
+	url=$(output WebhookUrl "$1")
+	[[ -z $url || $(localURL "$url") == "$url" ]] || localURL "$url"
+}
+
+deploy() {
+	local stack=$1 base want
+	# A build directory of the stack's own: a build for AWS in .aws-sam/build
+	# (arm64, say) is left alone, and stacks can be deployed side by side.
+	local build=.aws-sam/local/$stack
+	LAMBDA_ARCH=$arch scripts/sam.sh build --config-env local --build-dir "$build" \
+		--parameter-overrides "Architecture=$arch" >&2
+	# Workflows build webhook URLs on WebhookBaseUrl. A Function URL's ID is
+	# known only once it exists, so a new stack may need a second deploy.
+	base=$(webhookBase "$(outputs "$stack")")
+	samDeploy "$stack" "$base" "$build"
+	want=$(webhookBase "$(outputs "$stack")")
+	if [[ $want != "$base" ]]; then
+		samDeploy "$stack" "$want" "$build"
+	fi
+	while IFS='=' read -r key value; do
+		echo "$key=$(localURL "$value")"
+	done <<<"$(outputs "$stack")"
+}
+
+up() {
+	local stack=${STACK_NAME:-workflow-local} out api
+	if [[ -z $endpoint_given ]]; then
+		scripts/emulator.sh start
+	elif ! curl -s -o /dev/null --max-time 5 "$AWS_ENDPOINT_URL"; then
+		echo "no emulator answers on $AWS_ENDPOINT_URL (see localstack/README.md)" >&2
+		exit 1
+	fi
+	out=$(deploy "$stack")
+	api=$(output ApiUrl "$out")
+	cat <<EOF
+
+Stack $stack is up on $AWS_ENDPOINT_URL:
+$out
+
+Try it (docs/AWS.md explains each call):
+  curl -X POST '$api/orders' -H 'Authorization: Bearer $token' -H 'Content-Type: application/json' \\
+       -d '{"id": "o1", "items": [{"sku": "tea", "quantity": 2, "unitCents": 450}]}'
+  curl '$api/orders/o1' -H 'Authorization: Bearer $token'     # .webhook is the order's webhook URL
+  WEBHOOK=...    # the .webhook of the reply above
+  curl -N -X POST "\$WEBHOOK" -H 'Content-Type: application/json' -d '{"accept": true, "name": "Ada"}'
+  curl -X POST '$api/orders/o1/approval' -H 'Authorization: Bearer $token' -H 'Content-Type: application/json' \\
+       -d '{"approve": true, "approver": "Grace"}'
+EOF
+}
+
+case ${1:-up} in
+up) up ;;
+deploy)
+	[[ -n ${2:-} ]] || {
+		echo "usage: $0 deploy STACK_NAME" >&2
+		exit 2
+	}
+	deploy "$2"
+	;;
+*)
+	echo "usage: $0 [up | deploy STACK_NAME]" >&2
+	exit 2
+	;;
+esac

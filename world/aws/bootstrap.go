@@ -1,0 +1,133 @@
+package aws
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+)
+
+// Names names the resources Bootstrap creates.
+type Names struct {
+	Table  string
+	Queue  string
+	Bucket string
+}
+
+// tableWait bounds how long Bootstrap waits for a new table to be active.
+const tableWait = 5 * time.Minute
+
+// Bootstrap creates the table, queue and bucket a World needs, for local
+// use and tests; deployments create them from their template, with the
+// same settings. A table or bucket that exists already is kept as it is;
+// SQS returns an existing queue only if its attributes match.
+//
+//   - table: on-demand, key (pk, sk), the two run listing indexes, TTL on
+//     expiresAt;
+//   - queue: standard, default delay and receive wait 0 (the SDK cannot
+//     send a zero, so the World relies on these defaults), 14 days'
+//     retention;
+//   - bucket: a lifecycle rule that aborts multipart uploads left
+//     incomplete for a day.
+func Bootstrap(ctx context.Context, cfg aws.Config, names Names) (Options, error) {
+	ddb, q, blobs := newClients(cfg, nil)
+	if err := createTable(ctx, ddb, names.Table); err != nil {
+		return Options{}, fmt.Errorf("bootstrap table %s: %w", names.Table, err)
+	}
+	queueURL, err := createQueue(ctx, q, names.Queue)
+	if err != nil {
+		return Options{}, fmt.Errorf("bootstrap queue %s: %w", names.Queue, err)
+	}
+	if err := createBucket(ctx, blobs, cfg.Region, names.Bucket); err != nil {
+		return Options{}, fmt.Errorf("bootstrap bucket %s: %w", names.Bucket, err)
+	}
+	return Options{Table: names.Table, QueueURL: queueURL, Bucket: names.Bucket}, nil
+}
+
+func createTable(ctx context.Context, ddb *dynamodb.Client, table string) error {
+	str := func(name string) ddbtypes.AttributeDefinition {
+		return ddbtypes.AttributeDefinition{AttributeName: aws.String(name), AttributeType: ddbtypes.ScalarAttributeTypeS}
+	}
+	key := func(hash, rng string) []ddbtypes.KeySchemaElement {
+		return []ddbtypes.KeySchemaElement{
+			{AttributeName: aws.String(hash), KeyType: ddbtypes.KeyTypeHash},
+			{AttributeName: aws.String(rng), KeyType: ddbtypes.KeyTypeRange},
+		}
+	}
+	all := &ddbtypes.Projection{ProjectionType: ddbtypes.ProjectionTypeAll}
+	_, err := ddb.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName:            aws.String(table),
+		BillingMode:          ddbtypes.BillingModePayPerRequest,
+		AttributeDefinitions: []ddbtypes.AttributeDefinition{str(attrPK), str(attrSK), str(attrListAll), str(attrWorkflow), str(attrCreated)},
+		KeySchema:            key(attrPK, attrSK),
+		GlobalSecondaryIndexes: []ddbtypes.GlobalSecondaryIndex{
+			{IndexName: aws.String(indexAll), KeySchema: key(attrListAll, attrCreated), Projection: all},
+			{IndexName: aws.String(indexWorkflow), KeySchema: key(attrWorkflow, attrCreated), Projection: all},
+		},
+	})
+	var inUse *ddbtypes.ResourceInUseException
+	if err != nil && !errors.As(err, &inUse) {
+		return err
+	}
+	waiter := dynamodb.NewTableExistsWaiter(ddb, func(o *dynamodb.TableExistsWaiterOptions) { o.MinDelay = time.Second })
+	if err := waiter.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)}, tableWait); err != nil {
+		return err
+	}
+	ttl, err := ddb.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(table)})
+	if err != nil {
+		return err
+	}
+	if d := ttl.TimeToLiveDescription; d != nil && d.TimeToLiveStatus != ddbtypes.TimeToLiveStatusDisabled {
+		return nil
+	}
+	_, err = ddb.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
+		TableName:               aws.String(table),
+		TimeToLiveSpecification: &ddbtypes.TimeToLiveSpecification{AttributeName: aws.String(attrExpiresAt), Enabled: aws.Bool(true)},
+	})
+	return err
+}
+
+func createQueue(ctx context.Context, q *sqs.Client, name string) (string, error) {
+	out, err := q.CreateQueue(ctx, &sqs.CreateQueueInput{
+		QueueName: aws.String(name),
+		Attributes: map[string]string{
+			string(sqstypes.QueueAttributeNameDelaySeconds):                  "0",
+			string(sqstypes.QueueAttributeNameReceiveMessageWaitTimeSeconds): "0",
+			string(sqstypes.QueueAttributeNameMessageRetentionPeriod):        "1209600",
+		},
+	})
+	if err != nil {
+		return "", err
+	}
+	return aws.ToString(out.QueueUrl), nil
+}
+
+func createBucket(ctx context.Context, blobs *s3.Client, region, bucket string) error {
+	in := &s3.CreateBucketInput{Bucket: aws.String(bucket)}
+	if region != "" && region != "us-east-1" { // us-east-1 takes no location constraint
+		in.CreateBucketConfiguration = &s3types.CreateBucketConfiguration{LocationConstraint: s3types.BucketLocationConstraint(region)}
+	}
+	_, err := blobs.CreateBucket(ctx, in)
+	var owned *s3types.BucketAlreadyOwnedByYou
+	if err != nil && !errors.As(err, &owned) {
+		return err
+	}
+	_, err = blobs.PutBucketLifecycleConfiguration(ctx, &s3.PutBucketLifecycleConfigurationInput{
+		Bucket: aws.String(bucket),
+		LifecycleConfiguration: &s3types.BucketLifecycleConfiguration{Rules: []s3types.LifecycleRule{{
+			ID:                             aws.String("abort-incomplete-multipart-uploads"),
+			Status:                         s3types.ExpirationStatusEnabled,
+			Filter:                         &s3types.LifecycleRuleFilter{Prefix: aws.String("")},
+			AbortIncompleteMultipartUpload: &s3types.AbortIncompleteMultipartUpload{DaysAfterInitiation: aws.Int32(1)},
+		}}},
+	})
+	return err
+}

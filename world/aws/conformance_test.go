@@ -1,0 +1,15 @@
+package aws
+
+import (
+	"testing"
+
+	"github.com/lambdaworkflow/workflow/world"
+	"github.com/lambdaworkflow/workflow/world/worldtest"
+)
+
+// TestConformance runs the shared suite, each subtest on fresh resources:
+// queue subtests must not see each other's messages.
+func TestConformance(t *testing.T) {
+	emulatorConfig(t) // skip once, not in every subtest
+	worldtest.Run(t, func(t *testing.T) world.World { return newTestWorld(t) })
+}

@@ -1,0 +1,137 @@
+package aws
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/lambdaworkflow/workflow/world"
+)
+
+// TestCallCosts measures the AWS calls of each World operation, and keeps
+// the table in doc.go honest: change both together.
+func TestCallCosts(t *testing.T) {
+	w := newTestWorld(t)
+	other, err := New(emulatorConfig(t), w.opts) // a second process on the same resources
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	big := bigJSON(1 << 20)
+	hook := world.Hook{Token: "tok", RunID: "r", CorrelationID: "h1"}
+	ok := func(err error) error { return err }
+	is := func(target error) func(error) error {
+		return func(err error) error {
+			if errors.Is(err, target) {
+				return nil
+			}
+			return err
+		}
+	}
+	var d world.Delivery
+	receive := func(ctx context.Context) (err error) { d, err = w.Receive(ctx, time.Minute); return err }
+	ack := func(ctx context.Context) error { return w.Ack(ctx, d) }
+	type calls = map[string]int64
+	steps := []struct {
+		name  string
+		on    *World
+		do    func(ctx context.Context) error
+		check func(error) error
+		want  calls
+	}{
+		{"CreateRun", w, func(ctx context.Context) error {
+			_, err := w.CreateRun(ctx, testRun("r"), []world.Event{testEvent(world.RunCreated, ""), testEvent(world.RunStarted, "")})
+			return err
+		}, ok, calls{"DynamoDB.TransactWriteItems": 1}},
+		{"CreateRun with a 1 MB input", w, func(ctx context.Context) error {
+			r := testRun("big")
+			r.Input = big
+			_, err := w.CreateRun(ctx, r, nil)
+			return err
+		}, ok, calls{"DynamoDB.TransactWriteItems": 1, "S3.PutObject": 1}},
+		{"CreateRun of an existing run", w, func(ctx context.Context) error {
+			_, err := w.CreateRun(ctx, testRun("r"), nil)
+			return err
+		}, is(world.ErrRunExists), calls{"DynamoDB.TransactWriteItems": 1, "DynamoDB.GetItem": 1}},
+		{"GetRun", w, func(ctx context.Context) error { _, err := w.GetRun(ctx, "r"); return err },
+			ok, calls{"DynamoDB.GetItem": 1}},
+		{"GetRun with a 1 MB input", w, func(ctx context.Context) error { _, err := w.GetRun(ctx, "big"); return err },
+			ok, calls{"DynamoDB.GetItem": 1, "S3.GetObject": 1}},
+		{"ListRuns, one page", w, func(ctx context.Context) error {
+			_, err := w.ListRuns(ctx, world.RunFilter{Workflow: "wf", Limit: 1})
+			return err
+		}, ok, calls{"DynamoDB.Query": 1, "S3.GetObject": 1}},
+		{"AppendEvents with an update", w, func(ctx context.Context) error {
+			_, err := w.AppendEvents(ctx, "r", 3, []world.Event{testEvent(world.StepCreated, "")}, &world.RunUpdate{Status: world.StatusRunning})
+			return err
+		}, ok, calls{"DynamoDB.TransactWriteItems": 1}},
+		{"AppendEvents at a taken slot", w, func(ctx context.Context) error {
+			_, err := w.AppendEvents(ctx, "r", 3, []world.Event{testEvent(world.StepCreated, "")}, nil)
+			return err
+		}, is(world.ErrSlotTaken), calls{"DynamoDB.TransactWriteItems": 1, "DynamoDB.Query": 1}},
+		{"Events", w, func(ctx context.Context) error { _, err := w.Events(ctx, "r", 0); return err },
+			ok, calls{"DynamoDB.Query": 1}},
+		{"ClaimHook of a free token", w, func(ctx context.Context) error { _, err := w.ClaimHook(ctx, hook, false); return err },
+			ok, calls{"DynamoDB.PutItem": 1}},
+		{"ClaimHook by its holder", w, func(ctx context.Context) error { _, err := w.ClaimHook(ctx, hook, false); return err },
+			ok, calls{"DynamoDB.PutItem": 1}},
+		{"ClaimHook of a held token", w, func(ctx context.Context) error {
+			_, err := w.ClaimHook(ctx, world.Hook{Token: "tok", RunID: "x"}, false)
+			return err
+		}, is(world.ErrHookConflict), calls{"DynamoDB.PutItem": 1}},
+		{"forced ClaimHook of a held token", w, func(ctx context.Context) error {
+			_, err := w.ClaimHook(ctx, world.Hook{Token: "tok", RunID: "x"}, true)
+			return err
+		}, ok, calls{"DynamoDB.PutItem": 2}},
+		{"GetHook", w, func(ctx context.Context) error { _, err := w.GetHook(ctx, "tok"); return err },
+			ok, calls{"DynamoDB.GetItem": 1}},
+		{"DisposeHook with retention", w, func(ctx context.Context) error {
+			return w.DisposeHook(ctx, "tok", "x", time.Now().Add(time.Hour))
+		}, ok, calls{"DynamoDB.UpdateItem": 1}},
+		{"DisposeHook", w, func(ctx context.Context) error { return w.DisposeHook(ctx, "tok", "x", time.Time{}) },
+			ok, calls{"DynamoDB.DeleteItem": 1}},
+		{"Enqueue", w, func(ctx context.Context) error { return w.Enqueue(ctx, world.Message{RunID: "r"}) },
+			ok, calls{"SQS.SendMessage": 1}},
+		{"Receive of a waiting message", w, receive, ok, calls{"SQS.ReceiveMessage": 1}},
+		{"Ack", w, ack, ok, calls{"SQS.DeleteMessage": 1}},
+		{"Enqueue with a DedupKey", w, func(ctx context.Context) error {
+			return w.Enqueue(ctx, world.Message{RunID: "r", DedupKey: "k"})
+		}, ok, calls{"DynamoDB.PutItem": 1, "SQS.SendMessage": 1}},
+		{"Enqueue with a DedupKey already waiting", w, func(ctx context.Context) error {
+			return w.Enqueue(ctx, world.Message{RunID: "r", DedupKey: "k"})
+		}, ok, calls{"DynamoDB.PutItem": 1}},
+		{"Receive of a message with a DedupKey", w, receive, ok, calls{"SQS.ReceiveMessage": 1, "DynamoDB.DeleteItem": 1}},
+		{"Ack of a message with a DedupKey", w, ack, ok, calls{"SQS.DeleteMessage": 1}},
+		{"WriteStream of 6 chunks", w, func(ctx context.Context) error { return writeChunks(ctx, w, 6) },
+			ok, calls{"DynamoDB.TransactWriteItems": 1}},
+		{"WriteStream again", w, func(ctx context.Context) error { return writeChunks(ctx, w, 6) },
+			ok, calls{"DynamoDB.TransactWriteItems": 1}},
+		{"WriteStream by another World", other, func(ctx context.Context) error { return writeChunks(ctx, other, 6) },
+			ok, calls{"DynamoDB.TransactWriteItems": 2}},
+		{"ReadStream of a live stream", w, func(ctx context.Context) error { _, _, err := w.ReadStream(ctx, "s", 0); return err },
+			ok, calls{"DynamoDB.Query": 1}},
+		{"CloseStream of 18 chunks", w, func(ctx context.Context) error { return w.CloseStream(ctx, "s") },
+			ok, calls{"DynamoDB.UpdateItem": 2, "DynamoDB.Query": 1, "S3.PutObject": 1, "DynamoDB.BatchWriteItem": 1}},
+		{"ReadStream of a closed stream", w, func(ctx context.Context) error { _, _, err := w.ReadStream(ctx, "s", 0); return err },
+			ok, calls{"DynamoDB.Query": 1, "S3.GetObject": 1}},
+		{"CloseStream again", w, func(ctx context.Context) error { return w.CloseStream(ctx, "s") },
+			ok, calls{"DynamoDB.UpdateItem": 1, "DynamoDB.Query": 1}},
+		{"CloseStream of an unwritten stream", w, func(ctx context.Context) error { return w.CloseStream(ctx, "unwritten") },
+			ok, calls{"DynamoDB.UpdateItem": 1}},
+	}
+	for _, s := range steps {
+		s.on.ResetCalls()
+		if err := s.check(s.do(t.Context())); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		checkCalls(t, s.on, s.name, s.want)
+	}
+}
+
+func writeChunks(ctx context.Context, w *World, n int) error {
+	chunks := make([][]byte, n)
+	for i := range chunks {
+		chunks[i] = []byte("chunk")
+	}
+	return w.WriteStream(ctx, "s", chunks)
+}

@@ -1,0 +1,159 @@
+// Package aws is the world.World on AWS: runs, event logs, hook tokens and
+// live streams in one DynamoDB table, work in an SQS standard queue, large
+// payloads and closed streams in an S3 bucket.
+//
+// # Configuration
+//
+// FromEnv reads WORKFLOW_TABLE, WORKFLOW_QUEUE_URL and WORKFLOW_BUCKET and
+// configures the SDK the usual way (AWS_REGION, credentials, and
+// AWS_ENDPOINT_URL to point every client at an emulator; S3 then uses
+// path-style addressing). New takes an aws.Config and Options. Bootstrap
+// creates the three resources for local runs and tests
+// (scripts/emulator.sh starts MiniStack on 127.0.0.1:4566).
+//
+// # Table layout
+//
+// One table, key (pk, sk), both strings:
+//
+//	pk              sk                    item
+//	run#<id>        run                   the run (world.Run, JSON names)
+//	run#<id>        ev#<slot, 20 digits>  an event
+//	run#<id>        ev#head               log head: next free slot, finished
+//	hook#<token>    hook                  a hook token's holder
+//	stream#<name>   chunk#<index>         a live stream chunk
+//	stream#<name>   chunk#head            stream head: next index, closed, object
+//	dedup#<key>     dedup                 a waiting message's DedupKey
+//
+// "ev#head" sorts after every event and "chunk#head" after every chunk, so
+// one Query returns a log's events after a slot followed by its head, whose
+// presence says the run exists (Events), or a stream's chunks followed by
+// its state (ReadStream). Runs are listed through two indexes, both sorted
+// by write time then ID, newest first: runs-by-created (every run) and
+// runs-by-workflow (ListRuns with a Workflow filter). Status and attribute
+// filters are applied while reading: a FilterExpression would be charged
+// the same reads. Indexes are eventually consistent on AWS, so a run can
+// take a moment to be listed, and runs-by-created has a single partition,
+// which bounds run-item writes to what one index partition takes (about a
+// thousand a second). The TTL attribute is expiresAt.
+//
+// # Appends
+//
+// An append is one TransactWriteItems: a Put per event on condition that
+// its slot is free, an Update of the log head on condition that it points
+// at the writer's slot and the run is not finished, and the RunUpdate
+// applied to the run item. A refusal is explained from the cancellation
+// reasons and the head the Update returns on failure (ALL_OLD): a taken
+// slot (the missed events are then read with a consistent Query), a
+// finished run, a missing run. A refused condition is never retried: the
+// retryer is told so, and only a cancellation that reports nothing but
+// TransactionConflict is tried again. A transaction holds at most 100
+// items, so CreateRun and AppendEvents take at most 98 events.
+//
+// # Retries and lost answers
+//
+// The SDK's standard retryer retries throttling, 5xx and connection errors,
+// up to five attempts. A retry can repeat a write that AWS carried out but
+// whose answer was lost, and every write is safe against that:
+// transactions carry a ClientRequestToken, which makes a repeat replay the
+// first outcome; conditional puts (hook claims, dedup markers, the stream
+// object) recognise their own item in the refusal and report success;
+// deletes and the other updates are idempotent. Repeated SQS sends are
+// duplicate messages, which at-least-once delivery allows. See http.go for
+// an SDK/net/http interplay that made such retries common, and its guard.
+//
+// # Large payloads
+//
+// DynamoDB caps an item at 400 KB and a transaction at 4 MB. An event
+// payload or chunk over 350 KB, or a run's Input, Output or Error over
+// 100 KB (three share an item), goes to S3 under blobs/ with a random key,
+// and the item keeps the key; the largest further payloads of a
+// transaction go too until it carries at most 2 MB inline. Readers fetch
+// them transparently. A write refused after its upload deletes the object.
+//
+// # Hooks
+//
+// A token is claimed by a put on condition that its item does not exist.
+// A refusal returns the holder: the same run and correlation is a harmless
+// re-claim; a live holder or a retained disposed hook is a conflict unless
+// forced; a forced claim or one of a hook past its retention replaces the
+// item on condition that it still holds the claim ID it was judged by.
+// DisposeHook with a retention sets disposed, retainUntil and the TTL;
+// readers treat a hook past retainUntil as gone, whenever TTL deletes it.
+//
+// # Queue
+//
+// A message is world.Message as JSON. DeliverAt becomes DelaySeconds,
+// rounded up to a whole second and capped at 900: a message due later
+// arrives early, which world.Message allows, and the runtime enqueues it
+// again for the rest. Visibility timeouts are rounded up to whole seconds.
+// The SDK does not send zero delays or waits, so the queue's own default
+// delay and receive wait must be 0 (Bootstrap makes them so). Receive long
+// polls for up to 20 s, and never past its context's deadline: a poll
+// abandoned by its caller could take a message and hide it for the
+// visibility timeout.
+//
+// Standard queues do not deduplicate, so a DedupKey is a marker item:
+// Enqueue sends only if it creates the marker, and a delivery deletes it
+// (Receive does; a Lambda handler fed by an SQS event source decodes
+// bodies with DecodeMessage and must call Delivered). A marker also lapses
+// 10 s after its message became visible, which bounds the harm of a crash
+// between marking and sending, or of a handler that skipped Delivered.
+//
+// # Streams
+//
+// Parts of an unfinished multipart upload cannot be read, and every part
+// but the last must be at least 5 MiB, so S3 alone cannot serve a stream
+// while it is written. The live path is DynamoDB: WriteStream puts each
+// chunk as an item chunk#<index> in one transaction (up to 99 chunks) with
+// an Update of the stream head on condition that its next index is where
+// the writer thought and the stream is open. The World remembers each
+// stream's next index, so a writer's appends cost one transaction; another
+// writer's appends make the head refuse, and its ALL_OLD copy says where
+// the stream now ends. ReadStream is one consistent Query from the index
+// asked through the head, so a reader sees a chunk as soon as its
+// transaction commits.
+//
+// CloseStream marks the head closed, then compacts: it writes the chunks,
+// as frames of uvarint length and bytes, into one object under streams/
+// (a PutObject, or a multipart upload of 8 MiB parts when larger), names
+// the object in the head on condition that no other close named one first,
+// and deletes the chunk items with BatchWriteItem. Readers that find the
+// object read it; a read that catches the deletion half done finds the
+// head already naming the object and reads again. Closing again completes
+// an interrupted compaction. The bucket's lifecycle rule aborts multipart
+// uploads left incomplete.
+//
+// # Waiting
+//
+// The World is not a world.Notifier: world.WaitEvents and world.WaitStream
+// poll Events and ReadStream, one Query each.
+//
+// # Costs
+//
+// Calls reports the requests sent per "Service.Operation", retries
+// included. TestCallCosts measures these, per operation:
+//
+//	CreateRun                         1 TransactWriteItems (2 + events items)
+//	  with a payload in S3            + 1 S3 PutObject per payload
+//	  of an existing run              1 TransactWriteItems, 1 GetItem
+//	GetRun                            1 GetItem (+ 1 GetObject per payload in S3)
+//	ListRuns                          1 Query per page read (+ GetObjects)
+//	AppendEvents                      1 TransactWriteItems (events + 1, + 1 with an update)
+//	  at a taken slot                 1 TransactWriteItems, 1 Query
+//	Events                            1 Query (+ GetObjects)
+//	ClaimHook                         1 PutItem; a takeover 2
+//	GetHook                           1 GetItem
+//	DisposeHook                       1 DeleteItem, or 1 UpdateItem with retention
+//	Enqueue                           1 SendMessage
+//	  with a DedupKey                 1 PutItem, and 1 SendMessage unless dropped
+//	Receive                           1 ReceiveMessage per poll (+ 1 DeleteItem with a DedupKey)
+//	Ack                               1 DeleteMessage
+//	WriteStream                       1 TransactWriteItems per 99 chunks (chunks + 1 items),
+//	                                  + 1 after another writer's append
+//	ReadStream                        1 Query; a closed stream + 1 GetObject
+//	CloseStream                       2 UpdateItem, 1 Query per page, 1 PutObject (or a
+//	                                  multipart upload), 1 BatchWriteItem per 25 chunks;
+//	                                  closing again 1 UpdateItem, 1 Query
+//
+// Transactional writes cost DynamoDB two write units per KB of each item.
+package aws

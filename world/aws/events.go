@@ -1,0 +1,267 @@
+package aws
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/lambdaworkflow/workflow/world"
+)
+
+// AppendEvents implements world.Store. One transaction puts each event on
+// condition that its slot is free, moves the log head on condition that it
+// points at from and the run is not finished, and applies update to the
+// run. A refusal is decided from the cancellation reasons and the head as
+// it was, never by trying again.
+func (w *World) AppendEvents(ctx context.Context, runID string, from int64, events []world.Event, update *world.RunUpdate) ([]world.Event, error) {
+	if from < 1 {
+		return nil, fmt.Errorf("append to run %s: slot %d: slots start at 1", runID, from)
+	}
+	// Two items of the transaction are the log head and the run.
+	if len(events) > maxTransactItems-2 {
+		return nil, fmt.Errorf("append to run %s: %d events, at most %d fit one transaction", runID, len(events), maxTransactItems-2)
+	}
+	items := newEventItems(runID, from, events)
+	blobs := eventBlobs(items)
+	var change *runChange
+	if update != nil {
+		change = &runChange{RunUpdate: *update}
+		blobs = append(blobs, change.blobs()...)
+	}
+	keys, err := w.placeBlobs(ctx, "runs/"+runID, transactBudget, blobs)
+	if err != nil {
+		w.deleteObjects(ctx, keys)
+		return nil, fmt.Errorf("append to run %s: %w", runID, err)
+	}
+	writes, err := w.appendItems(runID, from, items, change)
+	if err != nil {
+		w.deleteObjects(ctx, keys)
+		return nil, fmt.Errorf("append to run %s: %w", runID, err)
+	}
+	err = w.transact(ctx, writes)
+	if reasons, ok := cancelReasons(err); ok {
+		w.deleteObjects(ctx, keys)
+		return w.appendRefused(ctx, runID, from, len(items), reasons, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("append to run %s at slot %d: %w", runID, from, err)
+	}
+	return nil, nil
+}
+
+// runChange is a RunUpdate with its payloads' places in S3, if they went
+// there.
+type runChange struct {
+	world.RunUpdate
+	OutputRef, ErrorRef string
+}
+
+func (c *runChange) blobs() []blob {
+	return []blob{
+		{Data: (*[]byte)(&c.Output), Ref: &c.OutputRef, limit: runBlobLimit},
+		{Data: (*[]byte)(&c.Error), Ref: &c.ErrorRef, limit: runBlobLimit},
+	}
+}
+
+// appendItems returns the transaction of AppendEvents: the events, then the
+// log head, then the run if it changes.
+func (w *World) appendItems(runID string, from int64, events []eventItem, change *runChange) ([]types.TransactWriteItem, error) {
+	var writes []types.TransactWriteItem
+	for i := range events {
+		av, err := marshalItem(&events[i])
+		if err != nil {
+			return nil, err
+		}
+		writes = append(writes, w.conditionalPut(av))
+	}
+
+	next := expression.Set(expression.Name("next"), expression.Value(from+int64(len(events))))
+	if change != nil && change.Status.Terminal() {
+		next = next.Set(expression.Name("finished"), expression.Value(true))
+	}
+	headExpr, err := expression.NewBuilder().WithUpdate(next).WithCondition(expression.And(
+		expression.AttributeExists(expression.Name(attrPK)),
+		expression.Name("next").Equal(expression.Value(from)),
+		expression.Name("finished").Equal(expression.Value(false)),
+	)).Build()
+	if err != nil {
+		return nil, err
+	}
+	writes = append(writes, types.TransactWriteItem{Update: &types.Update{
+		TableName:                           &w.opts.Table,
+		Key:                                 itemKeys{PK: runPK(runID), SK: skLogHead}.key(),
+		UpdateExpression:                    headExpr.Update(),
+		ConditionExpression:                 headExpr.Condition(),
+		ExpressionAttributeNames:            headExpr.Names(),
+		ExpressionAttributeValues:           headExpr.Values(),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}})
+
+	if change != nil {
+		runExpr, err := expression.NewBuilder().WithUpdate(change.expression(time.Now())).Build()
+		if err != nil {
+			return nil, err
+		}
+		writes = append(writes, types.TransactWriteItem{Update: &types.Update{
+			TableName:                 &w.opts.Table,
+			Key:                       itemKeys{PK: runPK(runID), SK: skRun}.key(),
+			UpdateExpression:          runExpr.Update(),
+			ExpressionAttributeNames:  runExpr.Names(),
+			ExpressionAttributeValues: runExpr.Values(),
+		}})
+	}
+	return writes, nil
+}
+
+// expression is world.ApplyUpdate as a DynamoDB update of the run item.
+func (c *runChange) expression(now time.Time) expression.UpdateBuilder {
+	u := expression.Set(expression.Name("updatedAt"), expression.Value(now))
+	if c.Status != "" {
+		u = u.Set(expression.Name("status"), expression.Value(c.Status))
+	}
+	setBlob := func(name, refName string, data []byte, ref string) {
+		switch {
+		case ref != "":
+			u = u.Set(expression.Name(refName), expression.Value(ref)).Remove(expression.Name(name))
+		case data != nil:
+			u = u.Set(expression.Name(name), expression.Value(data)).Remove(expression.Name(refName))
+		}
+	}
+	setBlob("output", "outputRef", c.Output, c.OutputRef)
+	setBlob("error", "errorRef", c.Error, c.ErrorRef)
+	for k, v := range c.Attributes {
+		u = u.Set(expression.Name("attributes").AppendName(expression.NameNoDotSplit(k)), expression.Value(v))
+	}
+	return u
+}
+
+// appendRefused explains a cancelled append from the reasons of its items:
+// events (0..n-1), then the log head as it was.
+func (w *World) appendRefused(ctx context.Context, runID string, from int64, n int, reasons []types.CancellationReason, err error) ([]world.Event, error) {
+	headRefused, old := refused(reasons, n)
+	if headRefused && old == nil {
+		return nil, fmt.Errorf("append to run %s: %w", runID, world.ErrRunNotFound)
+	}
+	var head logHead
+	if old != nil {
+		if err := unmarshalItem(old, &head); err != nil {
+			return nil, fmt.Errorf("append to run %s: decode log head: %w", runID, err)
+		}
+	}
+	slotTaken := headRefused && head.Next > from
+	for i := range n {
+		if r, _ := refused(reasons, i); r {
+			slotTaken = true
+		}
+	}
+	switch {
+	case slotTaken:
+		missed, err := w.Events(ctx, runID, from-1)
+		if err != nil {
+			return nil, err
+		}
+		return missed, fmt.Errorf("append to run %s at slot %d: %w", runID, from, world.ErrSlotTaken)
+	case head.Finished:
+		return nil, fmt.Errorf("append to run %s: %w", runID, world.ErrRunFinished)
+	case headRefused:
+		return nil, fmt.Errorf("append to run %s at slot %d: the log has %d events", runID, from, head.Next-1)
+	}
+	return nil, fmt.Errorf("append to run %s at slot %d: %w", runID, from, err)
+}
+
+// Events implements world.Store with one consistent Query from slot
+// after+1 through the log head, whose presence tells that the run exists.
+func (w *World) Events(ctx context.Context, runID string, after int64) ([]world.Event, error) {
+	after = max(after, 0)
+	avs, err := w.queryRange(ctx, runPK(runID), eventSK(after+1), skLogHead)
+	if err != nil {
+		return nil, fmt.Errorf("events of run %s: %w", runID, err)
+	}
+	if len(avs) == 0 || !isItem(avs[len(avs)-1], skLogHead) {
+		return nil, fmt.Errorf("events of run %s: %w", runID, world.ErrRunNotFound)
+	}
+	avs = avs[:len(avs)-1]
+	if len(avs) == 0 {
+		return nil, nil
+	}
+	events := make([]world.Event, len(avs))
+	for i, av := range avs {
+		var item eventItem
+		if err := unmarshalItem(av, &item); err != nil {
+			return nil, fmt.Errorf("events of run %s: decode: %w", runID, err)
+		}
+		if err := w.loadBlob(ctx, item.PayloadRef, (*[]byte)(&item.Payload)); err != nil {
+			return nil, fmt.Errorf("events of run %s: %w", runID, err)
+		}
+		events[i] = item.Event
+	}
+	return events, nil
+}
+
+// queryRange reads the items of partition pk with sort keys from..to, in
+// order, with strongly consistent reads.
+func (w *World) queryRange(ctx context.Context, pk, from, to string) ([]map[string]types.AttributeValue, error) {
+	var items []map[string]types.AttributeValue
+	err := w.queryPages(ctx, pk, from, to, func(page []map[string]types.AttributeValue) error {
+		items = append(items, page...)
+		return nil
+	})
+	return items, err
+}
+
+// queryPages is queryRange a page (up to 1 MB) at a time.
+func (w *World) queryPages(ctx context.Context, pk, from, to string, f func([]map[string]types.AttributeValue) error) error {
+	cond, err := expression.NewBuilder().WithKeyCondition(
+		expression.Key(attrPK).Equal(expression.Value(pk)).
+			And(expression.Key(attrSK).Between(expression.Value(from), expression.Value(to))),
+	).Build()
+	if err != nil {
+		return err
+	}
+	pages := dynamodb.NewQueryPaginator(w.ddb, &dynamodb.QueryInput{
+		TableName:                 &w.opts.Table,
+		KeyConditionExpression:    cond.KeyCondition(),
+		ExpressionAttributeNames:  cond.Names(),
+		ExpressionAttributeValues: cond.Values(),
+		ConsistentRead:            aws.Bool(true),
+	})
+	for pages.HasMorePages() {
+		out, err := pages.NextPage(ctx)
+		if err != nil {
+			return err
+		}
+		if err := f(out.Items); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// isItem reports whether av has sort key sk.
+func isItem(av map[string]types.AttributeValue, sk string) bool {
+	s, ok := av[attrSK].(*types.AttributeValueMemberS)
+	return ok && s.Value == sk
+}
+
+// newEventItems numbers events from slot from of run runID.
+func newEventItems(runID string, from int64, events []world.Event) []eventItem {
+	items := make([]eventItem, len(events))
+	for i, ev := range events {
+		ev.RunID, ev.Slot = runID, from+int64(i)
+		items[i] = eventItem{itemKeys: itemKeys{PK: runPK(runID), SK: eventSK(ev.Slot)}, Event: ev}
+	}
+	return items
+}
+
+func eventBlobs(items []eventItem) []blob {
+	blobs := make([]blob, len(items))
+	for i := range items {
+		blobs[i] = blob{Data: (*[]byte)(&items[i].Payload), Ref: &items[i].PayloadRef, limit: eventBlobLimit}
+	}
+	return blobs
+}

@@ -1,0 +1,159 @@
+package aws
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/lambdaworkflow/workflow/world"
+)
+
+// claimRounds bounds how often ClaimHook re-decides after the token changed
+// under it; each round means another writer changed the token meanwhile.
+const claimRounds = 8
+
+// ClaimHook implements world.Store. A free token is taken by a put on
+// condition that the item does not exist. A taken one is judged from the
+// record the refusal returns; a takeover (forced, or of a hook past its
+// retention) replaces that record on condition that it is still the same
+// claim.
+//
+// A retry after a lost response finds the World's own claim and reports
+// success; a takeover then returns a zero previous Hook.
+func (w *World) ClaimHook(ctx context.Context, h world.Hook, force bool) (world.Hook, error) {
+	av, err := marshalItem(hookItem{itemKeys: itemKeys{PK: hookPK(h.Token), SK: skHook}, Hook: h, Claim: rand.Text()})
+	if err != nil {
+		return world.Hook{}, fmt.Errorf("claim hook %s: %w", h.Token, err)
+	}
+	cond := expression.AttributeNotExists(expression.Name(attrPK))
+	var prev world.Hook
+	for range claimRounds {
+		e, err := expression.NewBuilder().WithCondition(cond).Build()
+		if err != nil {
+			return world.Hook{}, fmt.Errorf("claim hook %s: %w", h.Token, err)
+		}
+		_, err = w.ddb.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName:                           &w.opts.Table,
+			Item:                                av,
+			ConditionExpression:                 e.Condition(),
+			ExpressionAttributeNames:            e.Names(),
+			ExpressionAttributeValues:           e.Values(),
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		})
+		var ccf *types.ConditionalCheckFailedException
+		if !errors.As(err, &ccf) {
+			if err != nil {
+				return world.Hook{}, fmt.Errorf("claim hook %s: %w", h.Token, err)
+			}
+			return prev, nil
+		}
+		if ccf.Item == nil { // removed since: claim it as a free token
+			cond, prev = expression.AttributeNotExists(expression.Name(attrPK)), world.Hook{}
+			continue
+		}
+		var held hookItem
+		if err := unmarshalItem(ccf.Item, &held); err != nil {
+			return world.Hook{}, fmt.Errorf("claim hook %s: decode holder: %w", h.Token, err)
+		}
+		if !held.Disposed && held.RunID == h.RunID && held.CorrelationID == h.CorrelationID {
+			return world.Hook{}, nil
+		}
+		if world.HookBlocks(held.Hook, h, time.Now()) && !force {
+			return held.Hook, fmt.Errorf("claim hook %s: %w", h.Token, world.ErrHookConflict)
+		}
+		cond, prev = expression.Name("claim").Equal(expression.Value(held.Claim)), held.Hook
+	}
+	return world.Hook{}, fmt.Errorf("claim hook %s: the token changed %d times while claiming it", h.Token, claimRounds)
+}
+
+// GetHook implements world.Store. A disposed hook past its retention is
+// gone, whether or not DynamoDB's TTL has deleted its item yet.
+func (w *World) GetHook(ctx context.Context, token string) (world.Hook, error) {
+	out, err := w.ddb.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      &w.opts.Table,
+		Key:            itemKeys{PK: hookPK(token), SK: skHook}.key(),
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return world.Hook{}, fmt.Errorf("get hook %s: %w", token, err)
+	}
+	var item hookItem
+	if out.Item != nil {
+		if err := unmarshalItem(out.Item, &item); err != nil {
+			return world.Hook{}, fmt.Errorf("get hook %s: decode: %w", token, err)
+		}
+	}
+	if out.Item == nil || (item.Disposed && !item.RetainUntil.After(time.Now())) {
+		return world.Hook{}, fmt.Errorf("hook %s: %w", token, world.ErrHookNotFound)
+	}
+	return item.Hook, nil
+}
+
+// DisposeHook implements world.Store: a conditional delete, or with a
+// retention a conditional update that also sets the item's TTL.
+func (w *World) DisposeHook(ctx context.Context, token, runID string, retainUntil time.Time) error {
+	owned := expression.Name("runId").Equal(expression.Value(runID))
+	var err error
+	if retainUntil.IsZero() {
+		err = w.deleteHook(ctx, token, owned)
+	} else {
+		err = w.retainHook(ctx, token, owned, retainUntil)
+	}
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &ccf) && ccf.Item == nil: // no such hook: nothing to dispose
+		return nil
+	case errors.As(err, &ccf):
+		return fmt.Errorf("dispose hook %s: %w", token, world.ErrHookNotOwner)
+	case err != nil:
+		return fmt.Errorf("dispose hook %s: %w", token, err)
+	}
+	return nil
+}
+
+func (w *World) deleteHook(ctx context.Context, token string, owned expression.ConditionBuilder) error {
+	e, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name(attrPK)).Or(owned)).Build()
+	if err != nil {
+		return err
+	}
+	_, err = w.ddb.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName:                           &w.opts.Table,
+		Key:                                 itemKeys{PK: hookPK(token), SK: skHook}.key(),
+		ConditionExpression:                 e.Condition(),
+		ExpressionAttributeNames:            e.Names(),
+		ExpressionAttributeValues:           e.Values(),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	return err
+}
+
+func (w *World) retainHook(ctx context.Context, token string, owned expression.ConditionBuilder, retainUntil time.Time) error {
+	// TTL has one-second resolution: round up so the item outlives its
+	// retention.
+	expires := retainUntil.Add(time.Second - 1).Unix()
+	e, err := expression.NewBuilder().WithCondition(owned).WithUpdate(
+		expression.Set(expression.Name("disposed"), expression.Value(true)).
+			Set(expression.Name("retainUntil"), expression.Value(retainUntil)).
+			Set(expression.Name(attrExpiresAt), expression.Value(expires)),
+	).Build()
+	if err != nil {
+		return err
+	}
+	_, err = w.ddb.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                           &w.opts.Table,
+		Key:                                 itemKeys{PK: hookPK(token), SK: skHook}.key(),
+		UpdateExpression:                    e.Update(),
+		ConditionExpression:                 e.Condition(),
+		ExpressionAttributeNames:            e.Names(),
+		ExpressionAttributeValues:           e.Values(),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	return err
+}

@@ -1,0 +1,143 @@
+package aws
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/lambdaworkflow/workflow/world"
+)
+
+// SQS limits: a message's delay and a receive's long poll.
+const (
+	maxDelay    = 900 * time.Second
+	maxLongPoll = 20 * time.Second
+)
+
+// Enqueue implements world.Queue. DeliverAt becomes the message's
+// DelaySeconds, rounded up to whole seconds and capped at SQS's 15 minutes:
+// a message due later arrives early, as world.Message allows, and the
+// runtime enqueues it again for the rest. A DedupKey is checked against
+// the key's marker item first (see dedup.go).
+func (w *World) Enqueue(ctx context.Context, msg world.Message) error {
+	body, err := json.Marshal(msg)
+	if err != nil {
+		return fmt.Errorf("enqueue for run %s: %w", msg.RunID, err)
+	}
+	delay := min(max(time.Until(msg.DeliverAt), 0), maxDelay)
+	seconds := int32(math.Ceil(delay.Seconds()))
+	if msg.DedupKey != "" {
+		marked, err := w.markDedup(ctx, msg.DedupKey, time.Now().Add(time.Duration(seconds)*time.Second))
+		if err != nil {
+			return fmt.Errorf("enqueue for run %s: %w", msg.RunID, err)
+		}
+		if !marked {
+			return nil
+		}
+	}
+	_, err = w.sqs.SendMessage(ctx, &sqs.SendMessageInput{
+		QueueUrl:     &w.opts.QueueURL,
+		MessageBody:  aws.String(string(body)),
+		DelaySeconds: seconds,
+	})
+	if err != nil {
+		if msg.DedupKey != "" {
+			// Unmark, or the key would block messages until the marker expires.
+			_ = w.Delivered(ctx, msg)
+		}
+		return fmt.Errorf("enqueue for run %s: %w", msg.RunID, err)
+	}
+	return nil
+}
+
+// Receive implements world.Queue with SQS long polls of up to 20 seconds.
+// When ctx has a deadline, no poll outlives it: a poll abandoned by its
+// caller could still take a message and hide it for the visibility
+// timeout. Visibility is rounded up to whole seconds, at least one (the SDK
+// does not send a zero, which would stand for the queue's default).
+func (w *World) Receive(ctx context.Context, visibility time.Duration) (world.Delivery, error) {
+	hide := max(int32(math.Ceil(visibility.Seconds())), 1)
+	for {
+		wait := maxLongPoll
+		if deadline, ok := ctx.Deadline(); ok {
+			wait = min(wait, time.Until(deadline).Truncate(time.Second))
+		}
+		out, err := w.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+			QueueUrl:                    &w.opts.QueueURL,
+			MaxNumberOfMessages:         1,
+			WaitTimeSeconds:             int32(max(wait, 0) / time.Second),
+			VisibilityTimeout:           hide,
+			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameApproximateReceiveCount},
+		})
+		if ctx.Err() != nil {
+			return world.Delivery{}, ctx.Err()
+		}
+		if err != nil {
+			return world.Delivery{}, fmt.Errorf("receive: %w", err)
+		}
+		if len(out.Messages) == 0 {
+			if wait < time.Second {
+				// A short poll: pause so the last second is not a busy loop.
+				pause(ctx, 100*time.Millisecond)
+			}
+			continue
+		}
+		m := out.Messages[0]
+		msg, err := DecodeMessage(aws.ToString(m.Body))
+		if err != nil {
+			// Not one of ours: leave it to the queue's redrive policy.
+			return world.Delivery{}, fmt.Errorf("receive: message %s: %w", aws.ToString(m.MessageId), err)
+		}
+		if err := w.Delivered(ctx, msg); err != nil {
+			return world.Delivery{}, fmt.Errorf("receive: %w", err)
+		}
+		attempt, _ := strconv.Atoi(m.Attributes[string(types.MessageSystemAttributeNameApproximateReceiveCount)])
+		return world.Delivery{Message: msg, Receipt: aws.ToString(m.ReceiptHandle), Attempt: attempt}, nil
+	}
+}
+
+// Ack implements world.Queue. Acknowledging twice is harmless: an invalid
+// receipt, which MiniStack reports for a deleted message, is ignored, as
+// SQS itself ignores a stale one.
+func (w *World) Ack(ctx context.Context, d world.Delivery) error {
+	_, err := w.sqs.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &w.opts.QueueURL, ReceiptHandle: aws.String(d.Receipt)})
+	var invalid *types.ReceiptHandleIsInvalid
+	if err != nil && !errors.As(err, &invalid) {
+		return fmt.Errorf("ack message for run %s: %w", d.RunID, err)
+	}
+	return nil
+}
+
+// DecodeMessage turns the body of an SQS message the World sent into a
+// world.Message, for a Lambda handler fed by an SQS event source, where the
+// runtime does not call Receive. Such a handler must also call
+// (*World).Delivered for each message before acting on it, as Receive
+// does; see Delivered.
+func DecodeMessage(body string) (world.Message, error) {
+	var msg world.Message
+	if err := json.Unmarshal([]byte(body), &msg); err != nil {
+		return world.Message{}, fmt.Errorf("decode queue message: %w", err)
+	}
+	if msg.RunID == "" {
+		return world.Message{}, errors.New("decode queue message: no run ID")
+	}
+	return msg, nil
+}
+
+// pause waits for d or until ctx is done.
+func pause(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

@@ -1,0 +1,109 @@
+package aws
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lambdaworkflow/workflow"
+)
+
+var awsStep = workflow.DefineStep("aws-test.step", func(ctx context.Context, n int) (int, error) { return n + 1, nil })
+
+var awsFlow = workflow.Define("aws-test.flow", func(ctx workflow.Context, id string) (string, error) {
+	n := 0
+	for range 3 {
+		var err error
+		if n, err = awsStep.Call(ctx, n); err != nil {
+			return "", err
+		}
+	}
+	workflow.Sleep(ctx, 2*time.Second)
+	h := workflow.CreateHook[string](ctx, workflow.HookOptions{Token: "aws-test:" + id})
+	word, err := h.Receive(ctx)
+	return fmt.Sprint(word, " ", n), err
+})
+
+var awsChain = workflow.Define("aws-test.chain", func(ctx workflow.Context, steps int) (int, error) {
+	n := 0
+	for range steps {
+		var err error
+		if n, err = awsStep.Call(ctx, n); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+})
+
+// A run with three steps, a 2 s sleep (longer than the worker waits
+// inline, so it suspends through a delayed SQS message) and a hook
+// completes on the AWS World.
+func TestRunThroughTheAWSWorld(t *testing.T) {
+	w := newTestWorld(t)
+	ctx, stop := context.WithTimeout(context.Background(), time.Minute)
+	defer stop()
+	go workflow.NewWorker(w, workflow.WorkerOptions{}).Run(ctx)
+	c := workflow.NewClient(w)
+	id := fmt.Sprint(time.Now().UnixNano())
+	run, err := workflow.Start(ctx, c, awsFlow, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for workflow.ResumeHook(ctx, c, "aws-test:"+id, "resumed") != nil {
+		if ctx.Err() != nil {
+			t.Fatal("the run never created its hook")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	got, err := run.Result(ctx)
+	if err != nil || got != "resumed 3" {
+		t.Fatalf("got %q, %v", got, err)
+	}
+	evs, _ := run.Events(ctx)
+	var kinds []string
+	for _, ev := range evs {
+		kinds = append(kinds, string(ev.Type))
+	}
+	if tl := strings.Join(kinds, " "); !strings.Contains(tl, "wait_completed") || !strings.Contains(tl, "hook_received") {
+		t.Fatalf("log: %s", tl)
+	}
+}
+
+// The cost model: AWS calls for one inline step, measured as the
+// difference between a 12-step and a 2-step run driven by one invocation.
+func TestCallsPerInlineStep(t *testing.T) {
+	w := newTestWorld(t)
+	ctx := context.Background()
+	c := workflow.NewClient(w)
+	worker := workflow.NewWorker(w, workflow.WorkerOptions{})
+	cost := func(steps int) map[string]int64 {
+		run, err := workflow.Start(ctx, c, awsChain, steps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.ResetCalls()
+		if err := worker.Process(ctx, run.ID); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := run.Result(ctx); err != nil || got != steps {
+			t.Fatalf("got %d, %v", got, err)
+		}
+		return w.Calls()
+	}
+	small, large := cost(2), cost(12)
+	perStep := map[string]float64{}
+	for op, n := range large {
+		if d := float64(n-small[op]) / 10; d != 0 {
+			perStep[op] = d
+		}
+	}
+	t.Logf("AWS calls per inline step: %v", perStep)
+	if writes := perStep["DynamoDB.TransactWriteItems"] + perStep["DynamoDB.PutItem"] + perStep["DynamoDB.UpdateItem"]; writes > 2 {
+		t.Errorf("%.1f DynamoDB writes per inline step, want at most 2", writes)
+	}
+	if msgs := perStep["SQS.SendMessage"]; msgs > 0 {
+		t.Errorf("%.1f SQS messages per inline step, want none", msgs)
+	}
+}

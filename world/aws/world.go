@@ -1,0 +1,110 @@
+package aws
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/smithy-go/middleware"
+
+	"github.com/lambdaworkflow/workflow/world"
+)
+
+// Options names the resources a World uses.
+type Options struct {
+	Table    string // DynamoDB table: runs, event logs, hooks, live stream chunks
+	QueueURL string // SQS standard queue
+	Bucket   string // S3 bucket: large payloads and closed streams
+}
+
+// World is a world.World on DynamoDB, SQS and S3. It is safe for concurrent
+// use.
+type World struct {
+	opts  Options
+	ddb   *dynamodb.Client
+	sqs   *sqs.Client
+	s3    *s3.Client
+	calls *callCounter
+
+	// streamNext remembers the next chunk index of streams this World wrote,
+	// so that a writer's next append usually needs no read; a stale entry
+	// costs one refused transaction, never a wrong write.
+	streamMu   sync.Mutex
+	streamNext map[string]int64
+}
+
+var _ world.World = (*World)(nil)
+
+// New returns a World on the resources opts names, with clients built from
+// cfg. An endpoint override in cfg (AWS_ENDPOINT_URL) switches S3 to
+// path-style addressing, which local emulators need.
+func New(cfg aws.Config, opts Options) (*World, error) {
+	if opts.Table == "" || opts.QueueURL == "" || opts.Bucket == "" {
+		return nil, fmt.Errorf("aws world: table, queue URL and bucket are all required, got %+v", opts)
+	}
+	w := &World{opts: opts, calls: newCallCounter(), streamNext: map[string]int64{}}
+	w.ddb, w.sqs, w.s3 = newClients(cfg, w.calls)
+	return w, nil
+}
+
+// FromEnv returns a World configured the way the SDK configures itself
+// (AWS_REGION, credentials, AWS_ENDPOINT_URL for an emulator) on the
+// resources named by WORKFLOW_TABLE, WORKFLOW_QUEUE_URL and WORKFLOW_BUCKET.
+func FromEnv(ctx context.Context) (*World, error) {
+	opts := Options{
+		Table:    os.Getenv("WORKFLOW_TABLE"),
+		QueueURL: os.Getenv("WORKFLOW_QUEUE_URL"),
+		Bucket:   os.Getenv("WORKFLOW_BUCKET"),
+	}
+	var missing []error
+	for _, v := range []struct{ name, value string }{
+		{"WORKFLOW_TABLE", opts.Table}, {"WORKFLOW_QUEUE_URL", opts.QueueURL}, {"WORKFLOW_BUCKET", opts.Bucket},
+	} {
+		if v.value == "" {
+			missing = append(missing, fmt.Errorf("%s is not set", v.name))
+		}
+	}
+	if err := errors.Join(missing...); err != nil {
+		return nil, fmt.Errorf("aws world from environment: %w", err)
+	}
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("aws world from environment: %w", err)
+	}
+	return New(cfg, opts)
+}
+
+// newClients builds the three service clients with the World's retry
+// policy and, if counter is set, its call counting.
+func newClients(cfg aws.Config, counter *callCounter) (*dynamodb.Client, *sqs.Client, *s3.Client) {
+	cfg.HTTPClient = withPlainBodies(cfg.HTTPClient)
+	var apiOptions []func(*middleware.Stack) error
+	if counter != nil {
+		apiOptions = append(apiOptions, counter.register)
+	}
+	ddb := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
+		o.Retryer = newRetryer()
+		o.APIOptions = append(o.APIOptions, apiOptions...)
+	})
+	q := sqs.NewFromConfig(cfg, func(o *sqs.Options) {
+		o.Retryer = newRetryer()
+		o.APIOptions = append(o.APIOptions, apiOptions...)
+	})
+	blobs := s3.NewFromConfig(cfg, func(o *s3.Options) {
+		o.Retryer = newRetryer()
+		o.APIOptions = append(o.APIOptions, apiOptions...)
+		o.UsePathStyle = cfg.BaseEndpoint != nil
+	})
+	return ddb, q, blobs
+}
+
+// Close implements world.World. The SDK clients hold nothing that needs
+// releasing.
+func (w *World) Close() error { return nil }
