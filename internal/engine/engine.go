@@ -52,10 +52,9 @@ const DefaultMaxEvents = 25_000
 // Errors the engine reports in failed runs. The root package maps them to
 // its own error types when it decodes a run's error.
 var (
-	ErrMaxEvents          = errors.New("run exceeded its event limit")
-	ErrUnknownWorkflow    = errors.New("unknown workflow")
-	ErrUnknownStep        = errors.New("unknown step")
-	errInvocationFinished = errors.New("invocation finished")
+	ErrMaxEvents       = errors.New("run exceeded its event limit")
+	ErrUnknownWorkflow = errors.New("unknown workflow")
+	ErrUnknownStep     = errors.New("unknown step")
 )
 
 // Nondeterminism describes a workflow whose calls no longer match its log.
