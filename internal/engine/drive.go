@@ -12,6 +12,11 @@ import (
 // the delay bounds how long an observer can miss a running step.
 const lazyFlush = 25 * time.Millisecond
 
+// maxAppend is the most events one append writes. Worlds bound an atomic
+// append (the AWS World fits 98 events in a DynamoDB transaction), and a
+// wide fan-out buffers two creation events per branch.
+const maxAppend = 64
+
 // drive replays the log, then runs the workflow live.
 func (inv *invocation) drive(events []world.Event) error {
 	inv.replaying = true
@@ -207,13 +212,21 @@ func (inv *invocation) flush() error {
 			inv.buffer, inv.update = nil, nil
 			return nil
 		}
-		evs := make([]world.Event, len(inv.buffer))
-		for i, p := range inv.buffer {
+		// A big buffer (a wide fan-out's creation events) goes in several
+		// appends; the run's update goes with the last, beside the event
+		// that caused it.
+		n := min(len(inv.buffer), maxAppend)
+		update := inv.update
+		if n < len(inv.buffer) {
+			update = nil
+		}
+		evs := make([]world.Event, n)
+		for i, p := range inv.buffer[:n] {
 			evs[i] = p.ev // stamped when buffered: when it happened
 		}
 		from := inv.lastSlot.Load() + 1
 		inv.writing.Store(from + int64(len(evs)) - 1)
-		missed, err := inv.e.World.AppendEvents(inv.ctx, inv.run.ID, from, evs, inv.update)
+		missed, err := inv.e.World.AppendEvents(inv.ctx, inv.run.ID, from, evs, update)
 		switch {
 		case errors.Is(err, world.ErrSlotTaken):
 			inv.absorb(missed)
@@ -227,7 +240,10 @@ func (inv *invocation) flush() error {
 		case err != nil:
 			return err
 		}
-		inv.buffer, inv.update = nil, nil
+		inv.buffer = inv.buffer[n:]
+		if update != nil {
+			inv.update = nil
+		}
 		for i := range evs {
 			evs[i].RunID, evs[i].Slot = inv.run.ID, from+int64(i)
 			inv.apply(evs[i])

@@ -63,22 +63,27 @@ type config struct {
 func WithClock(c Clock) Option { return func(cfg *config) { cfg.clock = c } }
 
 // WithFullSync fsyncs every commit (synchronous=FULL), so that it survives
-// a power cut too, at the price of one fsync per write.
+// a power cut too, at the price of one fsync per write. The queue's
+// receives and acks are the exception: a power cut may lose one, which
+// only delivers its message again (at-least-once), so they are not synced
+// on their own; the next synced commit syncs them with it.
 func WithFullSync() Option { return func(cfg *config) { cfg.fullSync = true } }
 
 // World is a world.World and world.Notifier stored in a SQLite database.
 type World struct {
 	clock Clock
 
-	wmu   sync.Mutex // serialises the writer connection and its statements
-	wconn *sql.Conn
-	wdb   *sql.DB
-	ws    writeStmts
+	wmu      sync.Mutex // serialises the writer connection and its statements
+	wconn    *sql.Conn
+	wdb      *sql.DB
+	ws       writeStmts
+	fullSync bool
 
 	rdb *sql.DB
 	rs  readStmts
 
 	signals   signals
+	slots     slotCache     // last slots of the runs this World wrote, for WaitEvents
 	closed    chan struct{} // closed by Close, to release waiters
 	closeOnce sync.Once
 
@@ -108,7 +113,7 @@ func Open(dir string, opts ...Option) (*World, error) {
 	if err != nil {
 		return nil, fmt.Errorf("local: %w", err)
 	}
-	w := &World{clock: cfg.clock, closed: make(chan struct{}), dir: dir}
+	w := &World{clock: cfg.clock, closed: make(chan struct{}), dir: dir, fullSync: cfg.fullSync}
 	if err := w.open(path, cfg.fullSync); err != nil {
 		w.closeDBs()
 		return nil, fmt.Errorf("local: open %s: %w", path, err)
@@ -147,15 +152,19 @@ func (w *World) open(path string, fullSync bool) error {
 	return w.rs.prepare(ctx, w.rdb)
 }
 
-// dsn names the database as a URI, so that any path is safe, with the
-// pragmas every connection needs plus extra.
-func dsn(path, extra string) string {
+func uri(path string) string {
 	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path)}
 	if u.Path[0] != '/' { // a Windows drive letter
 		u.Path = "/" + u.Path
 	}
-	q := url.Values{"_pragma": {"busy_timeout(5000)", "journal_mode(WAL)", extra}}
-	return u.String() + "?" + q.Encode()
+	return u.String()
+}
+
+// dsn names the database as a URI, so that any path is safe, with the
+// pragmas every connection needs plus extra.
+func dsn(path string, extra ...string) string {
+	q := url.Values{"_pragma": append([]string{"busy_timeout(5000)", "journal_mode(WAL)"}, extra...)}
+	return uri(path) + "?" + q.Encode()
 }
 
 // Close implements world.World. Waiters return an error; everything
@@ -194,6 +203,37 @@ func (w *World) closeDBs() error {
 func (w *World) write(f func(s *writeStmts) error) error {
 	w.wmu.Lock()
 	defer w.wmu.Unlock()
+	return w.transact(f)
+}
+
+// writeUnsynced is write for transactions a power cut may lose without
+// harm, so that WithFullSync does not fsync them: the queue's bookkeeping
+// of deliveries (a lost receive or ack only means the message is
+// delivered again, which at-least-once delivery allows). The next synced
+// commit syncs them too, since the WAL is one file written in order.
+func (w *World) writeUnsynced(f func(s *writeStmts) error) error {
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
+	if !w.fullSync {
+		return w.transact(f)
+	}
+	// Not prepared statements: SQLite applies a PRAGMA's setting when it
+	// compiles the statement, so a prepared one would set it once, at
+	// Open, and do nothing when run.
+	ctx := context.Background()
+	if _, err := w.wconn.ExecContext(ctx, "PRAGMA synchronous = NORMAL"); err != nil {
+		return err
+	}
+	err := w.transact(f)
+	if _, serr := w.wconn.ExecContext(ctx, "PRAGMA synchronous = FULL"); serr != nil {
+		// The connection would go on committing unsynced: unusable.
+		return errors.Join(err, serr)
+	}
+	return err
+}
+
+// transact runs f in a transaction; the caller holds wmu.
+func (w *World) transact(f func(s *writeStmts) error) error {
 	if _, err := w.ws.begin.Exec(); err != nil {
 		return err
 	}

@@ -72,6 +72,7 @@ func (w *World) watchOtherProcesses() {
 			continue
 		}
 		if version != last {
+			w.slots.reset() // the other process's appends are not in it
 			w.signals.fireAll()
 		}
 		last = version

@@ -50,7 +50,7 @@ func (w *World) Receive(ctx context.Context, visibility time.Duration) (world.De
 			got  bool
 			next sql.NullInt64
 		)
-		err := w.write(func(s *writeStmts) error {
+		err := w.writeUnsynced(func(s *writeStmts) error {
 			now := w.clock.Now()
 			var err error
 			d, err = scanDelivery(s.take.QueryRow(now.Add(visibility).UnixNano(), now.UnixNano()))
@@ -90,7 +90,7 @@ func (w *World) Ack(_ context.Context, d world.Delivery) error {
 	if err != nil {
 		return fmt.Errorf("ack: bad receipt %q", d.Receipt)
 	}
-	if err := w.write(func(s *writeStmts) error {
+	if err := w.writeUnsynced(func(s *writeStmts) error {
 		_, err := s.ack.Exec(id)
 		return err
 	}); err != nil {

@@ -43,6 +43,7 @@ func (w *World) CreateRun(_ context.Context, run world.Run, first []world.Event)
 	if err != nil {
 		return world.Run{}, fmt.Errorf("create run %s: %w", run.ID, err)
 	}
+	w.slots.note(run.ID, int64(len(first)), run.Status.Terminal())
 	w.signals.fire(runTopic(run.ID))
 	run.Attributes = maps.Clone(run.Attributes)
 	run.LastSlot = int64(len(first))
@@ -192,6 +193,7 @@ func (w *World) AppendEvents(_ context.Context, runID string, from int64, events
 	if err != nil {
 		return missed, fmt.Errorf("append to run %s at slot %d: %w", runID, from, err)
 	}
+	w.slots.note(runID, from+int64(len(events))-1, u.Status.Terminal())
 	w.signals.fire(runTopic(runID))
 	return nil, nil
 }

@@ -114,9 +114,54 @@ func (w *World) sleep(ctx context.Context, fired <-chan struct{}, wake time.Time
 	return nil
 }
 
+// slotCache remembers the last slot of the runs this World appends to, so
+// that WaitEvents can check a wait without a query: a live invocation's
+// watcher is woken by each of its own appends, and a query there costs as
+// much as a quarter of the append. Writes by another process are not in
+// it; when the World sees one (watchOtherProcesses) it forgets everything
+// and waiters query again.
+type slotCache struct {
+	mu   sync.Mutex
+	last map[string]int64
+}
+
+// slotCacheMax bounds the cache; past it, it starts over.
+const slotCacheMax = 1 << 16
+
+// note records that the run's log ends at last; a finished run is
+// forgotten, as nobody waits long on one.
+func (c *slotCache) note(runID string, last int64, finished bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if finished {
+		delete(c.last, runID)
+		return
+	}
+	if c.last == nil || len(c.last) >= slotCacheMax {
+		c.last = map[string]int64{}
+	}
+	c.last[runID] = max(c.last[runID], last)
+}
+
+func (c *slotCache) get(runID string) (int64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	last, ok := c.last[runID]
+	return last, ok
+}
+
+func (c *slotCache) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.last = nil
+}
+
 // WaitEvents implements world.Notifier.
 func (w *World) WaitEvents(ctx context.Context, runID string, after int64) error {
 	return w.await(ctx, runTopic(runID), func() (bool, time.Time, error) {
+		if last, ok := w.slots.get(runID); ok {
+			return last > after, time.Time{}, nil
+		}
 		var next int64
 		err := w.rs.nextSlot.QueryRowContext(ctx, runID).Scan(&next)
 		if errors.Is(err, sql.ErrNoRows) {

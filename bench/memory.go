@@ -1,0 +1,188 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lambdaworkflow/workflow"
+)
+
+// Memory is the peak resident memory of a worker process holding many
+// suspended runs, and of one holding a fan-out's branches in flight. Each
+// is measured in a child process of its own, so that the suite's other
+// benchmarks do not raise the peak.
+type Memory struct {
+	Method    string     `json:"method"`
+	Suspended *MemSample `json:"suspendedRuns,omitempty"`
+	Inflight  *MemSample `json:"inflightBranches,omitempty"`
+}
+
+// MemSample is one child's reading. PeakKB is VmHWM (peak resident set),
+// the rest are for context: the process before any run started, the
+// resident set at the moment of measurement, and the live Go heap then.
+type MemSample struct {
+	Runs         int     `json:"runs"`
+	Branches     int     `json:"branches,omitempty"`
+	BaselineKB   int64   `json:"baselineRssKb"`
+	PeakKB       int64   `json:"peakRssKb"`
+	RSSKB        int64   `json:"rssKb"`
+	HeapInuseKB  int64   `json:"goHeapInuseKb"`
+	Goroutines   int     `json:"goroutines"`
+	SetupSeconds float64 `json:"setupSeconds"`
+}
+
+// procStatus reads VmRSS and VmHWM from /proc/self/status, in kB.
+func procStatus() (rss, hwm int64) {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0, 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		field := func(prefix string) (int64, bool) {
+			if !strings.HasPrefix(line, prefix) {
+				return 0, false
+			}
+			v, err := strconv.ParseInt(strings.Fields(strings.TrimPrefix(line, prefix))[0], 10, 64)
+			return v, err == nil
+		}
+		if v, ok := field("VmRSS:"); ok {
+			rss = v
+		}
+		if v, ok := field("VmHWM:"); ok {
+			hwm = v
+		}
+	}
+	return rss, hwm
+}
+
+// MeasureMemory runs the two memory children (exe is this binary, which
+// must call RunChild when given ChildFlag) on a World.
+func MeasureMemory(ctx context.Context, exe string, spec WorldSpec, cfg Config) (*Memory, error) {
+	m := &Memory{Method: "peak RSS (VmHWM of /proc/self/status) of a child worker process: same World, a fresh store"}
+	var err error
+	if m.Suspended, err = child(ctx, exe, spec.Name, "suspended", cfg.MemSuspended); err != nil {
+		return m, err
+	}
+	m.Inflight, err = child(ctx, exe, spec.Name, "inflight", cfg.MemBranches)
+	return m, err
+}
+
+// ChildFlag marks a memory child's command line: exe ChildFlag world kind n.
+const ChildFlag = "-bench-memory-child"
+
+func child(ctx context.Context, exe, worldName, kind string, n int) (*MemSample, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe, ChildFlag, worldName, kind, strconv.Itoa(n))
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("memory child %s %s: %v: %s", worldName, kind, err, lastLine(errOut.String()))
+	}
+	var s MemSample
+	if err := json.Unmarshal(bytes.TrimSpace(out.Bytes()), &s); err != nil {
+		return nil, fmt.Errorf("memory child %s %s: %v", worldName, kind, err)
+	}
+	return &s, nil
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+// RunChild is a memory child's main: args are world, kind ("suspended" or
+// "inflight") and n. It prints one MemSample as JSON.
+func RunChild(args []string, stdout io.Writer) error {
+	if len(args) != 3 {
+		return fmt.Errorf("usage: %s world suspended|inflight n", ChildFlag)
+	}
+	spec, ok := WorldByName(args[0])
+	if !ok {
+		return fmt.Errorf("unknown world %q", args[0])
+	}
+	n, err := strconv.Atoi(args[2])
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w, release, err := spec.Open(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	worker := workflow.NewWorker(w, workflow.WorkerOptions{Concurrency: 64, Logger: quiet})
+	done := make(chan struct{})
+	go func() { defer close(done); worker.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	c := workflow.NewClient(w)
+	s := &suite{ctx: ctx, w: w, c: c}
+
+	time.Sleep(100 * time.Millisecond)
+	sample := MemSample{}
+	sample.BaselineKB, _ = procStatus()
+	start := time.Now()
+	switch args[1] {
+	case "suspended":
+		// n runs, each suspended on a hook: the worker holds them all.
+		ids := make([]string, n)
+		for i := range ids {
+			st, _, err := startRun(s, resume, ResumeInput{Resumes: 1})
+			if err != nil {
+				return err
+			}
+			ids[i] = st.id
+		}
+		wctx, wcancel := context.WithTimeout(ctx, 8*time.Minute)
+		defer wcancel()
+		for _, id := range ids {
+			if err := s.waitHook(wctx, hookToken(id, 1)); err != nil {
+				return err
+			}
+		}
+		for worker.Busy() > 0 && wctx.Err() == nil {
+			time.Sleep(10 * time.Millisecond)
+		}
+		sample.Runs = n
+	case "inflight":
+		// One fan-out whose n branches are all running at once.
+		st, _, err := startRun(s, fanout, FanInput{Branches: n, Work: 2 * time.Second})
+		if err != nil {
+			return err
+		}
+		wctx, wcancel := context.WithTimeout(ctx, 5*time.Minute)
+		defer wcancel()
+		for i := 1; i <= n; i++ {
+			if _, err := Samples.Wait(wctx, st.id, startKey(i)); err != nil {
+				return err
+			}
+		}
+		sample.Runs, sample.Branches = 1, n
+	default:
+		return fmt.Errorf("unknown memory benchmark %q", args[1])
+	}
+	sample.SetupSeconds = time.Since(start).Seconds()
+	sample.RSSKB, sample.PeakKB = procStatus()
+	sample.Goroutines = runtime.NumGoroutine()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	sample.HeapInuseKB = int64(ms.HeapInuse / 1024)
+	return json.NewEncoder(stdout).Encode(sample)
+}

@@ -1,0 +1,614 @@
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lambdaworkflow/workflow"
+	"github.com/lambdaworkflow/workflow/world"
+)
+
+// Config sizes a suite run. Quick and Full are the two presets.
+type Config struct {
+	Mode string        `json:"mode"`
+	Work time.Duration `json:"workNs"` // simulated work per step
+
+	SeqRuns  int `json:"sequentialRuns"`
+	SeqSteps int `json:"sequentialSteps"`
+
+	LongRuns  int `json:"longRuns"`
+	LongSteps int `json:"longSteps"`
+	// LongWork is the simulated work per step of the long run (quick mode
+	// keeps it short so the run fits in seconds).
+	LongWork time.Duration `json:"longWorkNs"`
+
+	FanRuns  int `json:"fanOutRuns"`
+	Branches int `json:"branches"`
+
+	ResumeRuns int           `json:"resumeRuns"`
+	Resumes    int           `json:"resumesPerRun"`
+	Idle       time.Duration `json:"idleNs"` // how long a run waits on its hook before the resume
+
+	StreamRuns    int     `json:"streamRuns"`
+	StreamChunks  int     `json:"streamChunks"`
+	StreamSeconds float64 `json:"streamRecordingSeconds"`
+	StreamScale   float64 `json:"streamTimeScale"` // 1: real time
+
+	MemSuspended int `json:"memorySuspendedRuns"`
+	MemBranches  int `json:"memoryInflightBranches"`
+
+	Warmup bool `json:"warmup"`
+	// SlowLongRuns and SlowLongSteps cap the long run on Worlds whose
+	// steps take milliseconds (the AWS World on its emulator), to keep
+	// quick mode quick; 0 leaves it as it is.
+	SlowLongRuns  int `json:"slowWorldLongRuns,omitempty"`
+	SlowLongSteps int `json:"slowWorldLongSteps,omitempty"`
+}
+
+// Quick is the preset `make bench` runs: every metric, a few runs each,
+// 10 ms of simulated work per step (1 ms in the long run), the stream ten
+// times faster than real time.
+func Quick() Config {
+	return Config{
+		Mode: "quick", Work: 10 * time.Millisecond,
+		SeqRuns: 10, SeqSteps: 5,
+		LongRuns: 3, LongSteps: 1020, LongWork: time.Millisecond,
+		FanRuns: 10, Branches: 64,
+		ResumeRuns: 2, Resumes: 5, Idle: time.Second,
+		StreamRuns: 1, StreamChunks: RecordingChunks, StreamSeconds: RecordingSeconds, StreamScale: 0.1,
+		MemSuspended: 1000, MemBranches: 64,
+		Warmup: true, SlowLongRuns: 1, SlowLongSteps: 120,
+	}
+}
+
+// Full is seed 004's methodology: 100 ms of simulated work per step, its
+// run counts, the stream in real time.
+func Full() Config {
+	return Config{
+		Mode: "full", Work: 100 * time.Millisecond,
+		SeqRuns: 10, SeqSteps: 5,
+		LongRuns: 5, LongSteps: 1020, LongWork: 100 * time.Millisecond,
+		FanRuns: 25, Branches: 64,
+		ResumeRuns: 25, Resumes: 5, Idle: time.Second,
+		StreamRuns: 10, StreamChunks: RecordingChunks, StreamSeconds: RecordingSeconds, StreamScale: 1,
+		MemSuspended: 1000, MemBranches: 64,
+		Warmup: true,
+	}
+}
+
+// Metric is one measured quantity, pooled across runs.
+type Metric struct {
+	Key   string  `json:"key"`
+	Label string  `json:"label"`
+	Clock string  `json:"clock"` // where its clock starts and stops
+	Stats Summary `json:"stats"`
+}
+
+// Result is one World's suite run: what cmd/bench writes as JSON.
+type Result struct {
+	World       string    `json:"world"`
+	Description string    `json:"description"`
+	Skipped     string    `json:"skipped,omitempty"`
+	Started     time.Time `json:"started"`
+	Seconds     float64   `json:"seconds"`
+	Config      Config    `json:"config"`
+	Env         Env       `json:"env"`
+	StreamAPI   string    `json:"streamApi"`
+
+	Metrics []Metric `json:"metrics"`
+	// StreamRunsDelayed counts stream runs with a chunk whose trip took
+	// over a second.
+	StreamRunsDelayed int `json:"streamRunsWithChunkDelayedOver1s"`
+	StreamRuns        int `json:"streamRuns"`
+
+	Memory  *Memory        `json:"memory,omitempty"`
+	Costs   *Costs         `json:"awsCosts,omitempty"`
+	Targets []TargetResult `json:"targets,omitempty"`
+	Notes   []string       `json:"notes,omitempty"`
+}
+
+// Metric returns the metric with key, if measured.
+func (r *Result) Metric(key string) (Metric, bool) {
+	for _, m := range r.Metrics {
+		if m.Key == key {
+			return m, true
+		}
+	}
+	return Metric{}, false
+}
+
+func (r *Result) add(key, label, clock string, samples []time.Duration) {
+	if len(samples) == 0 {
+		return
+	}
+	r.Metrics = append(r.Metrics, Metric{Key: key, Label: label, Clock: clock, Stats: Summarize(samples)})
+}
+
+// suite runs the benchmarks on one World.
+type suite struct {
+	ctx    context.Context
+	w      world.World
+	c      *workflow.Client
+	cfg    Config
+	res    *Result
+	calls  callCounter // nil unless the World counts its API calls
+	logf   func(format string, args ...any)
+	worker *workflow.Worker
+}
+
+// Run runs the suite on one World and returns its result. A World that
+// cannot be opened is reported as skipped, with the reason.
+func Run(ctx context.Context, spec WorldSpec, cfg Config, logf func(string, ...any)) *Result {
+	res := &Result{World: spec.Name, Description: spec.Description, Started: time.Now(), Config: cfg, Env: environment(),
+		StreamAPI: "workflow.Writer (step side, one Write per chunk) and Run.Readable (reader in the benchmark process)"}
+	defer func() { res.Seconds = time.Since(res.Started).Seconds() }()
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	w, release, err := spec.Open(ctx)
+	if err != nil {
+		res.Skipped = err.Error()
+		return res
+	}
+	defer release()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s := &suite{ctx: ctx, w: w, c: workflow.NewClient(w), cfg: cfg, res: res, logf: logf}
+	s.calls, _ = w.(callCounter)
+	if s.calls != nil && cfg.SlowLongRuns > 0 {
+		s.cfg.LongRuns = min(s.cfg.LongRuns, cfg.SlowLongRuns)
+	}
+	if s.calls != nil && cfg.SlowLongSteps > 0 && cfg.SlowLongSteps < s.cfg.LongSteps {
+		s.cfg.LongSteps = cfg.SlowLongSteps
+		res.Notes = append(res.Notes, fmt.Sprintf("quick mode: the long run has %d steps on this World, not %d (steps 1,001-1,020 are measured in full mode)", cfg.SlowLongSteps, cfg.LongSteps))
+	}
+	res.Config = s.cfg
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	s.worker = workflow.NewWorker(w, workflow.WorkerOptions{Concurrency: 64, Logger: quiet})
+	done := make(chan struct{})
+	go func() { defer close(done); s.worker.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	for _, b := range []struct {
+		name string
+		run  func() error
+	}{
+		{"warm-up", s.warmup},
+		{"aws costs", s.costs},
+		{"five-step workflow", s.sequential},
+		{"long run", s.long},
+		{"fan-out", s.fanout},
+		{"resume", s.resume},
+		{"agent stream", s.stream},
+	} {
+		start := time.Now()
+		if err := b.run(); err != nil {
+			res.Notes = append(res.Notes, fmt.Sprintf("%s failed: %v", b.name, err))
+			logf("  %s: FAILED: %v", b.name, err)
+			continue
+		}
+		logf("  %s: %.1fs", b.name, time.Since(start).Seconds())
+	}
+	res.Targets = evaluate(res)
+	return res
+}
+
+func newRunID() string { return "wrun_bench_" + strings.ToLower(rand.Text()[:16]) }
+
+// started is a run the suite started, with the time Start was called.
+type started struct {
+	id string
+	t0 time.Time
+}
+
+func startRun[I, O any](s *suite, wf *workflow.Workflow[I, O], in I) (started, *workflow.Run[O], error) {
+	id := newRunID()
+	t0 := time.Now()
+	run, err := workflow.Start(s.ctx, s.c, wf, in, workflow.WithRunID(id))
+	return started{id: id, t0: t0}, run, err
+}
+
+// runToEnd starts a run and waits for its result; end is when Result
+// returned.
+func runToEnd[I, O any](s *suite, wf *workflow.Workflow[I, O], in I, timeout time.Duration) (started, time.Time, error) {
+	st, run, err := startRun(s, wf, in)
+	if err != nil {
+		return st, time.Time{}, err
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, timeout)
+	defer cancel()
+	if _, err := run.Result(ctx); err != nil {
+		return st, time.Time{}, fmt.Errorf("run %s: %w", st.id, err)
+	}
+	return st, time.Now(), nil
+}
+
+func (s *suite) mark(id, key string) (time.Time, error) {
+	t, ok := Samples.Get(id, key)
+	if !ok {
+		return t, fmt.Errorf("run %s: no %s sample", id, key)
+	}
+	return t, nil
+}
+
+// warmup runs two short workflows and one fan-out that are not counted.
+func (s *suite) warmup() error {
+	if !s.cfg.Warmup {
+		return nil
+	}
+	for range 2 {
+		st, _, err := runToEnd(s, sequential, SeqInput{Steps: s.cfg.SeqSteps, Work: time.Millisecond}, time.Minute)
+		if err != nil {
+			return err
+		}
+		Samples.Forget(st.id)
+	}
+	st, _, err := runToEnd(s, fanout, FanInput{Branches: s.cfg.Branches, Work: time.Millisecond}, time.Minute)
+	Samples.Forget(st.id)
+	return err
+}
+
+// sequential: TTFS and STSO on the five-step workflow.
+func (s *suite) sequential() error {
+	var ttfs, stso, wall []time.Duration
+	for range s.cfg.SeqRuns {
+		st, end, err := runToEnd(s, sequential, SeqInput{Steps: s.cfg.SeqSteps, Work: s.cfg.Work}, time.Minute)
+		if err != nil {
+			return err
+		}
+		first, err := s.mark(st.id, startKey(1))
+		if err != nil {
+			return err
+		}
+		ttfs = append(ttfs, first.Sub(st.t0))
+		gaps, err := s.gaps(st.id, 1, s.cfg.SeqSteps)
+		if err != nil {
+			return err
+		}
+		stso = append(stso, gaps...)
+		wall = append(wall, end.Sub(st.t0))
+		Samples.Forget(st.id)
+	}
+	s.res.add("ttfs", "Time to first step (5-step workflow)", "Start called → first line of step 1", ttfs)
+	s.res.add("stso", "Step-to-step overhead (5-step workflow)", "last line of step i → first line of step i+1", stso)
+	s.res.add("seq_wall", "5-step workflow, wall time", "Start called → Result returned (includes simulated work)", wall)
+	return nil
+}
+
+// gaps returns the step-to-step gaps between steps from and to (inclusive).
+func (s *suite) gaps(id string, from, to int) ([]time.Duration, error) {
+	var out []time.Duration
+	for i := from; i < to; i++ {
+		end, err := s.mark(id, endKey(i))
+		if err != nil {
+			return nil, err
+		}
+		next, err := s.mark(id, startKey(i+1))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, next.Sub(end))
+	}
+	return out, nil
+}
+
+// long: STSO at three depths of a 1,020-step run, and its wall time.
+func (s *suite) long() error {
+	windows := [][2]int{{1, 20}, {101, 120}, {1001, 1020}}
+	gaps := make([][]time.Duration, len(windows))
+	var wall, overhead []time.Duration
+	for range s.cfg.LongRuns {
+		st, end, err := runToEnd(s, sequential, SeqInput{Steps: s.cfg.LongSteps, Work: s.cfg.LongWork}, 30*time.Minute)
+		if err != nil {
+			return err
+		}
+		for i, win := range windows {
+			if win[1] > s.cfg.LongSteps {
+				continue
+			}
+			g, err := s.gaps(st.id, win[0], win[1])
+			if err != nil {
+				return err
+			}
+			gaps[i] = append(gaps[i], g...)
+		}
+		var inSteps time.Duration
+		for i := 1; i <= s.cfg.LongSteps; i++ {
+			a, err := s.mark(st.id, startKey(i))
+			if err != nil {
+				return err
+			}
+			b, err := s.mark(st.id, endKey(i))
+			if err != nil {
+				return err
+			}
+			inSteps += b.Sub(a)
+		}
+		wall = append(wall, end.Sub(st.t0))
+		overhead = append(overhead, end.Sub(st.t0)-inSteps)
+		Samples.Forget(st.id)
+	}
+	for i, win := range windows {
+		s.res.add(fmt.Sprintf("long_stso_%d_%d", win[0], win[1]), fmt.Sprintf("Step overhead, steps %d to %d (1,020-step run)", win[0], win[1]),
+			"last line of step i → first line of step i+1", gaps[i])
+	}
+	if s.cfg.LongSteps == 1020 {
+		s.res.add("long_wall", "1,020-step run, wall time", "Start called → Result returned (includes simulated work)", wall)
+		s.res.add("long_overhead", "1,020-step run, wall time less in-step time", "Start → Result, minus every step's first line → last line", overhead)
+	}
+	return nil
+}
+
+// fanout: 64 one-step branches started together.
+func (s *suite) fanout() error {
+	var first, last, join, wall []time.Duration
+	for range s.cfg.FanRuns {
+		st, end, err := runToEnd(s, fanout, FanInput{Branches: s.cfg.Branches, Work: s.cfg.Work}, 3*time.Minute)
+		if err != nil {
+			return err
+		}
+		var minStart, maxStart, maxEnd time.Time
+		for i := 1; i <= s.cfg.Branches; i++ {
+			a, err := s.mark(st.id, startKey(i))
+			if err != nil {
+				return err
+			}
+			b, err := s.mark(st.id, endKey(i))
+			if err != nil {
+				return err
+			}
+			if minStart.IsZero() || a.Before(minStart) {
+				minStart = a
+			}
+			if a.After(maxStart) {
+				maxStart = a
+			}
+			if b.After(maxEnd) {
+				maxEnd = b
+			}
+		}
+		joined, err := s.mark(st.id, joinKey)
+		if err != nil {
+			return err
+		}
+		first = append(first, minStart.Sub(st.t0))
+		last = append(last, maxStart.Sub(st.t0))
+		join = append(join, joined.Sub(maxEnd))
+		wall = append(wall, end.Sub(st.t0))
+		Samples.Forget(st.id)
+	}
+	s.res.add("fan_first", "Fan-out 64: first branch starts", "Start called → first line of the earliest branch", first)
+	s.res.add("fan_last", "Fan-out 64: slowest branch starts (TTLS)", "Start called → first line of the latest branch", last)
+	s.res.add("fan_join", "Fan-out 64: join", "last line of the slowest branch → code after the join", join)
+	s.res.add("fan_wall", "Fan-out 64, wall time", "Start called → Result returned (includes simulated work)", wall)
+	return nil
+}
+
+// waitHook waits until the hook with token is registered.
+func (s *suite) waitHook(ctx context.Context, token string) error {
+	for {
+		if _, err := s.w.GetHook(ctx, token); err == nil {
+			return nil
+		} else if !errors.Is(err, world.ErrHookNotFound) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("hook %s never appeared: %w", token, ctx.Err())
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+// resume: time to resume, five resumes a run after Idle on the hook.
+func (s *suite) resume() error {
+	var ttr, call []time.Duration
+	var cycles []map[string]int64
+	for range s.cfg.ResumeRuns {
+		st, run, err := startRun(s, resume, ResumeInput{Resumes: s.cfg.Resumes, Work: s.cfg.Work})
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(s.ctx, 5*time.Minute)
+		for i := 1; i <= s.cfg.Resumes && err == nil; i++ {
+			token := hookToken(st.id, i)
+			if err = s.waitHook(ctx, token); err != nil {
+				break
+			}
+			time.Sleep(s.cfg.Idle)
+			var before map[string]int64
+			if s.calls != nil {
+				before = s.calls.Calls()
+			}
+			t0 := time.Now()
+			if err = workflow.ResumeHook(ctx, s.c, token, newPayload(i, 0)); err != nil {
+				break
+			}
+			returned := time.Now()
+			var next time.Time
+			if next, err = Samples.Wait(ctx, st.id, startKey(i)); err != nil {
+				break
+			}
+			ttr = append(ttr, next.Sub(t0))
+			call = append(call, returned.Sub(t0))
+			if s.calls != nil {
+				// Let the cycle settle (the step's result written, the next
+				// hook claimed, the run suspended) before counting.
+				if _, err = Samples.Wait(ctx, st.id, endKey(i)); err != nil {
+					break
+				}
+				time.Sleep(300 * time.Millisecond)
+				cycles = append(cycles, diffCalls(before, s.calls.Calls()))
+			}
+		}
+		if err == nil {
+			_, err = run.Result(ctx)
+		}
+		cancel()
+		Samples.Forget(st.id)
+		if err != nil {
+			return fmt.Errorf("run %s: %w", st.id, err)
+		}
+	}
+	s.res.add("ttr", "Time to resume (after 1 s idle on a hook)", "ResumeHook called → first line of the next step", ttr)
+	s.res.add("resume_call", "ResumeHook call latency", "ResumeHook called → returned (payload durably recorded)", call)
+	if s.res.Costs != nil && len(cycles) > 0 {
+		s.res.Costs.PerResume = averageCalls(cycles)
+	}
+	return nil
+}
+
+// stream: one step replays the agent recording to a namespaced stream of
+// its run; this process reads it as a client would, with Run.Readable.
+func (s *suite) stream() error {
+	var trips, delivery []time.Duration
+	delayed := 0
+	for r := range s.cfg.StreamRuns {
+		in := StreamInput{Namespace: "agent", Chunks: s.cfg.StreamChunks, Length: s.cfg.StreamSeconds,
+			Scale: s.cfg.StreamScale, Seed: uint64(r + 1)}
+		ctx, cancel := context.WithTimeout(s.ctx, time.Duration(float64(time.Second)*(in.Length*in.Scale*4+60)))
+		st, run, err := startRun(s, agentRun, in)
+		if err != nil {
+			cancel()
+			return err
+		}
+		runTrips, last, err := readStream(ctx, run, in.Namespace, in.Chunks)
+		if err == nil {
+			_, err = run.Result(ctx)
+		}
+		cancel()
+		if err != nil {
+			return fmt.Errorf("run %s: %w", st.id, err)
+		}
+		trips = append(trips, runTrips...)
+		if slices.Max(runTrips) > time.Second {
+			delayed++
+		}
+		first, err := s.mark(st.id, "agent/start")
+		if err != nil {
+			return err
+		}
+		delivery = append(delivery, last.Sub(first))
+		Samples.Forget(st.id)
+	}
+	s.res.add("ctt", "Chunk trip time (agent stream)", "writer's Write call → reader receives the chunk", trips)
+	s.res.add("stream_delivery", fmt.Sprintf("Agent stream delivery (%.1f s recording × %.2g)", s.cfg.StreamSeconds, s.cfg.StreamScale),
+		"writer's first line → reader receives the last chunk", delivery)
+	s.res.StreamRuns, s.res.StreamRunsDelayed = s.cfg.StreamRuns, delayed
+	return nil
+}
+
+// readStream reads a run's stream to its end with Run.Readable, as a
+// client elsewhere would, and returns each chunk's trip time and when the
+// last chunk arrived.
+func readStream(ctx context.Context, run *workflow.Run[int], namespace string, n int) ([]time.Duration, time.Time, error) {
+	trips := make([]time.Duration, 0, n)
+	var last time.Time
+	for c, err := range run.Readable(ctx, namespace, 0) {
+		if err != nil {
+			return nil, last, err
+		}
+		now := sinceBase()
+		var ch chunk
+		if err := c.Decode(&ch); err != nil {
+			return nil, last, err
+		}
+		trips = append(trips, time.Duration(now-ch.Written))
+		last = time.Now()
+	}
+	if len(trips) != n {
+		return nil, last, fmt.Errorf("stream ended after %d of %d chunks", len(trips), n)
+	}
+	return trips, last, nil
+}
+
+// Costs is the AWS World's cost model: API calls per operation.
+type Costs struct {
+	// PerStep is the marginal cost of one inline step: the calls of a
+	// 25-step run less those of a 5-step run, over 20.
+	PerStep map[string]float64 `json:"perStep"`
+	// PerResume is one resume cycle: ResumeHook, the replay, the step that
+	// follows, the next hook's claim and the suspension.
+	PerResume map[string]float64 `json:"perResume,omitempty"`
+	// DynamoDBWritesPerStep and SQSSendsPerStep sum PerStep for the
+	// target (≤ 2 DynamoDB writes and no SQS message per inline step).
+	DynamoDBWritesPerStep float64 `json:"dynamoDBWritesPerStep"`
+	SQSSendsPerStep       float64 `json:"sqsSendsPerStep"`
+	Note                  string  `json:"note"`
+}
+
+var ddbWrites = []string{"DynamoDB.PutItem", "DynamoDB.UpdateItem", "DynamoDB.DeleteItem", "DynamoDB.TransactWriteItems", "DynamoDB.BatchWriteItem"}
+
+// costs measures the per-step API calls of the AWS World.
+func (s *suite) costs() error {
+	if s.calls == nil {
+		return nil
+	}
+	measure := func(steps int) (map[string]int64, error) {
+		s.calls.ResetCalls()
+		st, _, err := runToEnd(s, sequential, SeqInput{Steps: steps}, 5*time.Minute)
+		time.Sleep(300 * time.Millisecond) // let the worker ack
+		Samples.Forget(st.id)
+		return s.calls.Calls(), err
+	}
+	small, err := measure(5)
+	if err != nil {
+		return err
+	}
+	big, err := measure(25)
+	if err != nil {
+		return err
+	}
+	per := map[string]float64{}
+	for k := range mapsUnion(small, big) {
+		if v := float64(big[k]-small[k]) / 20; v != 0 {
+			per[k] = v
+		}
+	}
+	c := &Costs{PerStep: per, Note: "SQS.ReceiveMessage is the worker's idle long poll, not a per-step cost"}
+	for _, k := range ddbWrites {
+		c.DynamoDBWritesPerStep += per[k]
+	}
+	c.SQSSendsPerStep = per["SQS.SendMessage"] + per["SQS.SendMessageBatch"]
+	s.res.Costs = c
+	return nil
+}
+
+func mapsUnion(a, b map[string]int64) map[string]bool {
+	out := map[string]bool{}
+	for k := range maps.Keys(a) {
+		out[k] = true
+	}
+	for k := range maps.Keys(b) {
+		out[k] = true
+	}
+	return out
+}
+
+func diffCalls(before, after map[string]int64) map[string]int64 {
+	out := map[string]int64{}
+	for k := range mapsUnion(before, after) {
+		if d := after[k] - before[k]; d != 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
+
+func averageCalls(cycles []map[string]int64) map[string]float64 {
+	out := map[string]float64{}
+	for _, c := range cycles {
+		for k, v := range c {
+			out[k] += float64(v) / float64(len(cycles))
+		}
+	}
+	return out
+}

@@ -1,0 +1,164 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// Target is a goal of issue 6, checked against a metric's p75 (the
+// percentile seed 004 and the peers report) unless Stat says otherwise.
+type Target struct {
+	Metric string  `json:"metric"`
+	Stat   string  `json:"stat"` // "p75", "p50" or "ratio"
+	Max    float64 `json:"max"`  // milliseconds, or a ratio
+	What   string  `json:"what"`
+}
+
+// TargetResult is a target checked against one World's result.
+type TargetResult struct {
+	Target
+	Value float64 `json:"value"`
+	Pass  bool    `json:"pass"`
+}
+
+// Targets are the issue's goals for the embedded World with durable
+// commits (local-fullsync); the suite evaluates them on every World.
+var Targets = []Target{
+	{Metric: "ttfs", Stat: "p75", Max: 1, What: "TTFS ≤ 1 ms"},
+	{Metric: "stso", Stat: "p75", Max: 0.3, What: "STSO ≤ 0.3 ms"},
+	{Metric: "long_stso_1001_1020", Stat: "ratio", Max: 1.2, What: "STSO at steps 1,001–1,020 within 1.2× of steps 1–20 (p75)"},
+	{Metric: "long_overhead", Stat: "p50", Max: 400, What: "1,020 steps ≤ 0.4 s (median run, in-step time excluded)"},
+	{Metric: "fan_last", Stat: "p75", Max: 30, What: "fan-out 64: last branch starts ≤ 30 ms"},
+	{Metric: "fan_join", Stat: "p75", Max: 5, What: "fan-out 64: join ≤ 5 ms"},
+	{Metric: "ttr", Stat: "p75", Max: 4, What: "TTR ≤ 4 ms"},
+	{Metric: "ctt", Stat: "p75", Max: 2, What: "CTT ≤ 2 ms"},
+}
+
+// TargetWorld is the World the targets are stated for.
+const TargetWorld = "local-fullsync"
+
+// Peer is a published p75 of another durable-execution library on this
+// 2-core machine, for the table.
+type Peer struct {
+	Name    string
+	Metrics map[string]float64 // metric key → ms
+}
+
+// Peers are the issue's reference numbers (p75; the 1,020-step run is a
+// median wall time).
+var Peers = []Peer{
+	{Name: "DBOS Go (SQLite)", Metrics: map[string]float64{"ttfs": 1.1, "stso": 0.38, "long_overhead": 410, "fan_last": 42, "fan_join": 5.8, "ctt": 2.4, "ttr": 999}},
+	{Name: "go-workflows", Metrics: map[string]float64{"ttr": 4.4}},
+	{Name: "JS SDK local", Metrics: map[string]float64{"stso": 84}},
+}
+
+func evaluate(r *Result) []TargetResult {
+	var out []TargetResult
+	for _, t := range Targets {
+		m, ok := r.Metric(t.Metric)
+		if !ok {
+			continue
+		}
+		tr := TargetResult{Target: t}
+		switch t.Stat {
+		case "p50":
+			tr.Value = m.Stats.P50
+		case "ratio":
+			first, ok := r.Metric("long_stso_1_20")
+			if !ok || first.Stats.P75 == 0 {
+				continue
+			}
+			tr.Value = round3(m.Stats.P75 / first.Stats.P75)
+		default:
+			tr.Value = m.Stats.P75
+		}
+		tr.Pass = tr.Value <= t.Max
+		out = append(out, tr)
+	}
+	return out
+}
+
+func round3(v float64) float64 { return float64(int64(v*1000+0.5)) / 1000 }
+
+// Env describes the machine and build a result came from.
+type Env struct {
+	GoVersion string `json:"go"`
+	OS        string `json:"os"`
+	CPUs      int    `json:"cpus"`
+	CPU       string `json:"cpu,omitempty"`
+	Commit    string `json:"commit,omitempty"`
+	Dirty     bool   `json:"dirty,omitempty"`
+	Load      string `json:"loadAverage,omitempty"` // /proc/loadavg when the World's suite started
+	// Fsync is the latency of one 4 KiB write and fsync in the
+	// directory the Worlds store their data in: the floor of a durable
+	// commit on this machine.
+	Fsync *Summary `json:"fsync4kb,omitempty"`
+}
+
+func environment() Env {
+	e := Env{GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU()}
+	if out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output(); err == nil {
+		e.Commit = strings.TrimSpace(string(out))
+	}
+	if out, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil {
+		e.Dirty = len(strings.TrimSpace(string(out))) > 0
+	}
+	e.CPU = cpuModel()
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		e.Load = strings.TrimSpace(string(b))
+	}
+	if d, err := fsyncLatency(os.TempDir(), 100); err == nil {
+		s := Summarize(d)
+		e.Fsync = &s
+	}
+	return e
+}
+
+// fsyncLatency times n appends of 4 KiB, each followed by fsync, in a
+// scratch file in dir.
+func fsyncLatency(dir string, n int) ([]time.Duration, error) {
+	f, err := os.CreateTemp(dir, "fsync-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	buf := make([]byte, 4096)
+	out := make([]time.Duration, 0, n)
+	for range n {
+		t := time.Now()
+		if _, err := f.Write(buf); err != nil {
+			return nil, err
+		}
+		if err := f.Sync(); err != nil {
+			return nil, err
+		}
+		out = append(out, time.Since(t))
+	}
+	return out, nil
+}
+
+func cpuModel() string {
+	out, err := exec.Command("sh", "-c", "grep -m1 'model name' /proc/cpuinfo").Output()
+	if err != nil {
+		return ""
+	}
+	_, model, _ := strings.Cut(string(out), ":")
+	return strings.TrimSpace(model)
+}
+
+func (t TargetResult) String() string {
+	verdict := "MISS"
+	if t.Pass {
+		verdict = "pass"
+	}
+	unit := " ms"
+	if t.Stat == "ratio" {
+		unit = "×"
+	}
+	return fmt.Sprintf("%-4s %-62s %s = %g%s", verdict, t.What, t.Stat, t.Value, unit)
+}

@@ -1,0 +1,147 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/lambdaworkflow/workflow"
+)
+
+// Payload is what every benchmark step takes and returns: about 1 KB of
+// JSON, as in seed 004's workload.
+type Payload struct {
+	Index int    `json:"index"`
+	Work  int64  `json:"workNs"` // simulated work, excluded from the overheads
+	Pad   string `json:"pad"`
+}
+
+// payloadBytes is the JSON size Payload is padded to.
+const payloadBytes = 1024
+
+var pad = strings.Repeat("x", payloadBytes-len(`{"index":1000,"workNs":100000000,"pad":""}`))
+
+func newPayload(i int, work time.Duration) Payload {
+	return Payload{Index: i, Work: int64(work), Pad: pad}
+}
+
+// work is the benchmark step: it records its first line, does its simulated
+// work, records its last line and returns 1 KB.
+var work = workflow.DefineStep("bench.work", func(ctx context.Context, in Payload) (Payload, error) {
+	info, _ := workflow.GetStepInfo(ctx)
+	Samples.Mark(info.RunID, startKey(in.Index))
+	if in.Work > 0 {
+		time.Sleep(time.Duration(in.Work))
+	}
+	out := Payload{Index: in.Index, Work: in.Work, Pad: in.Pad}
+	Samples.Mark(info.RunID, endKey(in.Index))
+	return out, nil
+})
+
+// SeqInput configures the sequential workflow.
+type SeqInput struct {
+	Steps int           `json:"steps"`
+	Work  time.Duration `json:"work"`
+}
+
+// sequential runs Steps steps one after the other: the five-step workflow
+// and the 1,020-step long run.
+var sequential = workflow.Define("bench.sequential", func(ctx workflow.Context, in SeqInput) (int, error) {
+	sum := 0
+	for i := 1; i <= in.Steps; i++ {
+		out, err := work.Call(ctx, newPayload(i, in.Work))
+		if err != nil {
+			return 0, err
+		}
+		sum += out.Index
+	}
+	return sum, nil
+})
+
+// FanInput configures the fan-out workflow.
+type FanInput struct {
+	Branches int           `json:"branches"`
+	Work     time.Duration `json:"work"`
+}
+
+// fanout starts Branches one-step branches together and joins them. The
+// code after the join records its time only when it runs live: on a
+// replay it ran before.
+var fanout = workflow.Define("bench.fanout", func(ctx workflow.Context, in FanInput) (int, error) {
+	futures := make([]workflow.Future[Payload], in.Branches)
+	for i := range futures {
+		futures[i] = work.Go(ctx, newPayload(i+1, in.Work))
+	}
+	outs, err := workflow.Gather(ctx, futures...)
+	if err != nil {
+		return 0, err
+	}
+	if !workflow.IsReplaying(ctx) {
+		Samples.Mark(ctx.RunID(), joinKey)
+	}
+	return len(outs), nil
+})
+
+// ResumeInput configures the resume workflow.
+type ResumeInput struct {
+	Resumes int           `json:"resumes"`
+	Work    time.Duration `json:"work"`
+}
+
+// hookToken is the token of a resume run's i-th hook (1-based).
+func hookToken(runID string, i int) string { return fmt.Sprintf("%s/hook/%d", runID, i) }
+
+// resume waits on a hook, then runs a step, Resumes times: time to resume
+// is from ResumeHook to that step's first line. With Resumes = 1 and no
+// resume it is also the suspended run of the memory benchmark.
+var resume = workflow.Define("bench.resume", func(ctx workflow.Context, in ResumeInput) (int, error) {
+	for i := 1; i <= in.Resumes; i++ {
+		h := workflow.CreateHook[Payload](ctx, workflow.HookOptions{Token: hookToken(ctx.RunID(), i)})
+		if _, err := h.Receive(ctx); err != nil {
+			return 0, err
+		}
+		if _, err := work.Call(ctx, newPayload(i, in.Work)); err != nil {
+			return 0, err
+		}
+	}
+	return in.Resumes, nil
+})
+
+// StreamInput configures the agent-stream workflow.
+type StreamInput struct {
+	Namespace string  `json:"namespace"` // the run's namespaced stream
+	Chunks    int     `json:"chunks"`
+	Length    float64 `json:"lengthSeconds"` // of the recording, before scaling
+	Scale     float64 `json:"scale"`         // 1: real time; 0.1: ten times faster
+	Seed      uint64  `json:"seed"`
+}
+
+// agent replays a recorded agent token stream in (scaled) real time to a
+// namespaced stream of its run, one Write per chunk, through the
+// user-facing stream API (workflow.Writer). Each chunk carries its index
+// and the time it was written, so the reader can time its trip.
+var agent = workflow.DefineStep("bench.agent", func(ctx context.Context, in StreamInput) (int, error) {
+	info, _ := workflow.GetStepInfo(ctx)
+	wr, err := workflow.Writer[chunk](ctx, in.Namespace)
+	if err != nil {
+		return 0, err
+	}
+	Samples.Mark(info.RunID, "agent/start")
+	rec := Recording(in.Chunks, in.Length, in.Seed)
+	start := time.Now()
+	for i, c := range rec {
+		at := start.Add(time.Duration(float64(c.At) * in.Scale))
+		if d := time.Until(at); d > 0 {
+			time.Sleep(d)
+		}
+		if err := wr.Write(chunk{Index: i, Written: sinceBase(), Text: c.Text}); err != nil {
+			return i, err
+		}
+	}
+	return len(rec), wr.Close()
+}, workflow.WithMaxRetries(0))
+
+var agentRun = workflow.Define("bench.stream", func(ctx workflow.Context, in StreamInput) (int, error) {
+	return agent.Call(ctx, in)
+})

@@ -1,0 +1,146 @@
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/lambdaworkflow/workflow/world"
+	awsworld "github.com/lambdaworkflow/workflow/world/aws"
+	"github.com/lambdaworkflow/workflow/world/local"
+	"github.com/lambdaworkflow/workflow/world/memory"
+)
+
+// WorldSpec is a World the suite runs on.
+type WorldSpec struct {
+	Name        string
+	Description string
+	// Open returns a fresh, empty World and a function that releases it
+	// and whatever it stored. It fails with a reason when the World is
+	// unavailable here.
+	Open func(ctx context.Context) (world.World, func(), error)
+}
+
+// callCounter is implemented by Worlds that count their API calls (the AWS
+// World): the suite reports them as the cost model.
+type callCounter interface {
+	Calls() map[string]int64
+	ResetCalls()
+}
+
+// Worlds lists every World the suite knows, in report order.
+func Worlds() []WorldSpec {
+	return []WorldSpec{
+		{Name: "memory", Description: "world/memory: in-process maps, nothing durable", Open: func(context.Context) (world.World, func(), error) {
+			w := memory.New()
+			return w, func() { w.Close() }, nil
+		}},
+		{Name: "local", Description: "world/local: SQLite, WAL, synchronous=NORMAL (default: survives kill -9, not power loss)", Open: func(ctx context.Context) (world.World, func(), error) {
+			return openLocal(false)
+		}},
+		{Name: "local-fullsync", Description: "world/local with WithFullSync: SQLite, WAL, synchronous=FULL (fsync every commit: durable commits)", Open: func(ctx context.Context) (world.World, func(), error) {
+			return openLocal(true)
+		}},
+		{Name: "aws", Description: "world/aws: DynamoDB + SQS + S3 on the MiniStack emulator at " + emulatorEndpoint(), Open: openAWS},
+	}
+}
+
+func openLocal(fullSync bool) (world.World, func(), error) {
+	dir, err := os.MkdirTemp("", "workflow-bench-")
+	if err != nil {
+		return nil, nil, err
+	}
+	var opts []local.Option
+	if fullSync {
+		opts = append(opts, local.WithFullSync())
+	}
+	w, err := local.Open(dir, opts...)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, err
+	}
+	return w, func() { w.Close(); os.RemoveAll(dir) }, nil
+}
+
+// WorldByName returns the spec named name.
+func WorldByName(name string) (WorldSpec, bool) {
+	for _, s := range Worlds() {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return WorldSpec{}, false
+}
+
+func emulatorEndpoint() string {
+	if e := os.Getenv("AWS_ENDPOINT_URL"); e != "" {
+		return e
+	}
+	return "http://127.0.0.1:4566"
+}
+
+// openAWS bootstraps a table, queue and bucket of its own on MiniStack and
+// returns an AWS World on them; the release deletes them.
+func openAWS(ctx context.Context) (world.World, func(), error) {
+	endpoint := emulatorEndpoint()
+	client := http.Client{Timeout: 2 * time.Second}
+	resp, err := client.Get(endpoint + "/_ministack/health")
+	if err == nil {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("health check answered %s", resp.Status)
+		}
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("MiniStack does not answer on %s (start it with make emulator): %v", endpoint, err)
+	}
+	cfg := aws.Config{
+		Region:       "us-east-1",
+		BaseEndpoint: aws.String(endpoint),
+		Credentials:  aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider("test", "test", "")),
+	}
+	name := "wf-bench-" + strings.ToLower(rand.Text()[:12])
+	opts, err := awsworld.Bootstrap(ctx, cfg, awsworld.Names{Table: name, Queue: name, Bucket: name})
+	if err != nil {
+		return nil, nil, fmt.Errorf("bootstrap on MiniStack: %w", err)
+	}
+	w, err := awsworld.New(cfg, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return w, func() { w.Close(); teardownAWS(cfg, opts) }, nil
+}
+
+func teardownAWS(cfg aws.Config, opts awsworld.Options) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ddb, q, blobs := dynamodb.NewFromConfig(cfg), sqs.NewFromConfig(cfg), s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = true })
+	ddb.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: &opts.Table})
+	q.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: &opts.QueueURL})
+	pages := s3.NewListObjectsV2Paginator(blobs, &s3.ListObjectsV2Input{Bucket: &opts.Bucket})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			break
+		}
+		var ids []s3types.ObjectIdentifier
+		for _, o := range page.Contents {
+			ids = append(ids, s3types.ObjectIdentifier{Key: o.Key})
+		}
+		if len(ids) > 0 {
+			blobs.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: &opts.Bucket, Delete: &s3types.Delete{Objects: ids}})
+		}
+	}
+	blobs.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &opts.Bucket})
+}
