@@ -158,7 +158,7 @@ func (inv *invocation) watch() <-chan struct{} {
 	go func() {
 		for {
 			seen := ours()
-			if world.WaitEvents(inv.ctx, inv.e.World, inv.run.ID, seen) != nil {
+			if inv.waitForOthers(seen) != nil {
 				return
 			}
 			if ours() > seen {
@@ -172,6 +172,29 @@ func (inv *invocation) watch() <-chan struct{} {
 		}
 	}()
 	return wake
+}
+
+// watchPoll is how often an invocation on a World that cannot notify (the
+// AWS World) looks for other writers' events. Between its own appends it
+// needs no look at all: another writer's event makes its next append lose
+// the slot, and flush applies what it missed. So the loop is woken only
+// after a whole interval without an append of its own, and then it reads
+// the log: on AWS, at most one Query a second, and none while steps
+// complete faster than that.
+const watchPoll = time.Second
+
+func (inv *invocation) waitForOthers(seen int64) error {
+	if _, ok := inv.e.World.(world.Notifier); ok {
+		return world.WaitEvents(inv.ctx, inv.e.World, inv.run.ID, seen)
+	}
+	t := time.NewTimer(watchPoll)
+	defer t.Stop()
+	select {
+	case <-inv.ctx.Done():
+		return inv.ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // catchUp applies events other writers appended.
