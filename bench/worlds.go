@@ -4,18 +4,17 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"net/http"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/lambdaworkflow/workflow/internal/emulator"
 	"github.com/lambdaworkflow/workflow/world"
 	awsworld "github.com/lambdaworkflow/workflow/world/aws"
 	"github.com/lambdaworkflow/workflow/world/local"
@@ -52,7 +51,7 @@ func Worlds() []WorldSpec {
 		{Name: "local-fullsync", Description: "world/local with WithFullSync: SQLite, WAL, synchronous=FULL (fsync every commit: durable commits)", Open: func(ctx context.Context) (world.World, func(), error) {
 			return openLocal(true)
 		}},
-		{Name: "aws", Description: "world/aws: DynamoDB + SQS + S3 on the MiniStack emulator at " + emulatorEndpoint(), Open: openAWS},
+		{Name: "aws", Description: "world/aws: DynamoDB + SQS + S3 on the MiniStack emulator at " + emulator.Endpoint, Open: openAWS},
 	}
 }
 
@@ -83,33 +82,13 @@ func WorldByName(name string) (WorldSpec, bool) {
 	return WorldSpec{}, false
 }
 
-func emulatorEndpoint() string {
-	if e := os.Getenv("AWS_ENDPOINT_URL"); e != "" {
-		return e
-	}
-	return "http://127.0.0.1:4566"
-}
-
 // openAWS bootstraps a table, queue and bucket of its own on MiniStack and
 // returns an AWS World on them; the release deletes them.
 func openAWS(ctx context.Context) (world.World, func(), error) {
-	endpoint := emulatorEndpoint()
-	client := http.Client{Timeout: 2 * time.Second}
-	resp, err := client.Get(endpoint + "/_ministack/health")
-	if err == nil {
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			err = fmt.Errorf("health check answered %s", resp.Status)
-		}
+	if err := emulator.Health(2 * time.Second); err != nil {
+		return nil, nil, err
 	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("MiniStack does not answer on %s (start it with make emulator): %v", endpoint, err)
-	}
-	cfg := aws.Config{
-		Region:       "us-east-1",
-		BaseEndpoint: aws.String(endpoint),
-		Credentials:  aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider("test", "test", "")),
-	}
+	cfg := emulator.Config()
 	name := "wf-bench-" + strings.ToLower(rand.Text()[:12])
 	opts, err := awsworld.Bootstrap(ctx, cfg, awsworld.Names{Table: name, Queue: name, Bucket: name})
 	if err != nil {

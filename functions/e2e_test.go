@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -19,9 +18,8 @@ import (
 	"time"
 
 	"github.com/lambdaworkflow/workflow/examples/lambdaapp"
+	"github.com/lambdaworkflow/workflow/internal/emulator"
 )
-
-const emulator = "http://127.0.0.1:4566"
 
 func TestEndToEndOnEmulator(t *testing.T) {
 	requireEmulator(t)
@@ -116,25 +114,11 @@ func TestEndToEndOnEmulator(t *testing.T) {
 	t.Logf("end to end in %v", time.Since(start).Round(time.Millisecond))
 }
 
-// requireEmulator skips the test when MiniStack is not running, unless
-// WORKFLOW_REQUIRE_EMULATOR=1 (CI), which fails it.
+// requireEmulator skips the test when MiniStack is not running (fails it
+// in CI) and in -short mode.
 func requireEmulator(t *testing.T) {
 	if testing.Short() {
 		t.Skip("deploys a stack: not in -short mode")
 	}
-	client := http.Client{Timeout: 10 * time.Second} // a busy emulator answers slowly
-	resp, err := client.Get(emulator + "/_ministack/health")
-	if err == nil {
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			err = fmt.Errorf("health check answered %s", resp.Status)
-		}
-	}
-	if err != nil {
-		const reason = "MiniStack not running on 127.0.0.1:4566: start it with scripts/emulator.sh start"
-		if os.Getenv("WORKFLOW_REQUIRE_EMULATOR") == "1" {
-			t.Fatalf("%s (%v)", reason, err)
-		}
-		t.Skipf("%s (%v)", reason, err)
-	}
+	emulator.Require(t, 10*time.Second) // a busy emulator answers slowly
 }

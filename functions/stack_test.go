@@ -12,12 +12,13 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/lambdaworkflow/workflow/internal/emulator"
 )
 
 // deployStack deploys the template as stack with scripts/local.sh and
@@ -25,7 +26,7 @@ import (
 // when the test ends.
 func deployStack(t *testing.T, ctx context.Context, root, stack, token string) map[string]string {
 	cmd := exec.CommandContext(ctx, filepath.Join(root, "scripts", "local.sh"), "deploy", stack)
-	cmd.Env = append(os.Environ(), "AWS_ENDPOINT_URL="+emulator, "API_BEARER_TOKEN="+token)
+	cmd.Env = append(os.Environ(), "AWS_ENDPOINT_URL="+emulator.Endpoint, "API_BEARER_TOKEN="+token)
 	var logs strings.Builder
 	cmd.Stderr = &logs
 	t.Cleanup(func() {
@@ -55,17 +56,9 @@ func deleteStack(t *testing.T, root, stack string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(root, "scripts", "sam.sh"), "delete", "--stack-name", stack, "--no-prompts", "--region", "us-east-1")
-	cmd.Env = append(os.Environ(), "AWS_ENDPOINT_URL="+emulator, "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test")
+	cmd.Env = append(os.Environ(), "AWS_ENDPOINT_URL="+emulator.Endpoint, "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Logf("sam delete %s: %v\n%s", stack, err, out)
-	}
-}
-
-func emulatorConfig() aws.Config {
-	return aws.Config{
-		Region:       "us-east-1",
-		BaseEndpoint: aws.String(emulator),
-		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
 	}
 }
 
@@ -74,7 +67,7 @@ func emulatorConfig() aws.Config {
 func deleteRetained(t *testing.T, table, bucket string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cfg := emulatorConfig()
+	cfg := emulator.Config()
 	if _, err := dynamodb.NewFromConfig(cfg).DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: &table}); err != nil {
 		t.Logf("delete table %s: %v", table, err)
 	}
@@ -102,7 +95,7 @@ func deleteRetained(t *testing.T, table, bucket string) {
 
 // queueDepth counts the queue's messages, visible or in flight.
 func queueDepth(t *testing.T, ctx context.Context, url string) int {
-	attrs, err := sqs.NewFromConfig(emulatorConfig()).GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+	attrs, err := sqs.NewFromConfig(emulator.Config()).GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
 		QueueUrl: &url,
 		AttributeNames: []sqstypes.QueueAttributeName{
 			sqstypes.QueueAttributeNameApproximateNumberOfMessages,

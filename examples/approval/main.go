@@ -16,12 +16,10 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"os"
-	"os/signal"
 	"time"
 
 	"github.com/lambdaworkflow/workflow"
-	"github.com/lambdaworkflow/workflow/world/local"
+	"github.com/lambdaworkflow/workflow/examples/internal/exampleapp"
 )
 
 // Decision is what the approver sends.
@@ -88,16 +86,9 @@ func main() {
 	reject := flag.Bool("reject", false, "reject the order instead of approving it")
 	flag.Parse()
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	w, err := local.Open(*dir)
-	if err != nil {
-		log.Fatal(err)
-	}
-	worked := make(chan error)
-	go func() { worked <- workflow.NewWorker(w, workflow.WorkerOptions{}).Run(ctx) }()
-	defer func() { stop(); <-worked; w.Close() }() // let the worker finish before the World closes
-	client := workflow.NewClient(w)
+	app := exampleapp.Start(*dir)
+	defer app.Close()
+	ctx, client := app.Ctx, app.Client
 
 	orderID := fmt.Sprintf("ord-%d", time.Now().UnixNano())
 	run, err := workflow.Start(ctx, client, Order, orderID)
@@ -107,9 +98,7 @@ func main() {
 	say("order %s is waiting for approval (run %s)", orderID, run.ID)
 
 	token := "approval:" + orderID
-	for _, err := client.GetHook(ctx, token); err != nil; _, err = client.GetHook(ctx, token) {
-		time.Sleep(20 * time.Millisecond) // the run was started a moment ago
-	}
+	app.WaitForHook(token)
 
 	// This is what the approver's authenticated route does: resume the
 	// hook and return the workflow's answer as the response.

@@ -12,13 +12,11 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"os"
-	"os/signal"
 	"strings"
 	"time"
 
 	"github.com/lambdaworkflow/workflow"
-	"github.com/lambdaworkflow/workflow/world/local"
+	"github.com/lambdaworkflow/workflow/examples/internal/exampleapp"
 )
 
 // Turn is a message of the conversation.
@@ -93,16 +91,9 @@ func main() {
 	dir := flag.String("dir", ".workflow-data", "where the embedded World keeps its data")
 	flag.Parse()
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	w, err := local.Open(*dir)
-	if err != nil {
-		log.Fatal(err)
-	}
-	worked := make(chan error)
-	go func() { worked <- workflow.NewWorker(w, workflow.WorkerOptions{}).Run(ctx) }()
-	defer func() { stop(); <-worked; w.Close() }() // let the worker finish before the World closes
-	client := workflow.NewClient(w)
+	app := exampleapp.Start(*dir)
+	defer app.Close()
+	ctx, client := app.Ctx, app.Client
 
 	id := fmt.Sprintf("conv-%d", time.Now().UnixNano())
 	run, err := workflow.Start(ctx, client, Conversation, id)
@@ -110,9 +101,7 @@ func main() {
 		log.Fatal(err)
 	}
 	token := "chat:" + id
-	for _, err := client.GetHook(ctx, token); err != nil; _, err = client.GetHook(ctx, token) {
-		time.Sleep(20 * time.Millisecond) // the run was started a moment ago
-	}
+	app.WaitForHook(token)
 
 	// What a chat route does for each user message: resume the hook and
 	// stream the reply into the response.

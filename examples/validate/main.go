@@ -12,12 +12,10 @@ import (
 	"fmt"
 	"log"
 	"net/mail"
-	"os"
-	"os/signal"
 	"time"
 
 	"github.com/lambdaworkflow/workflow"
-	"github.com/lambdaworkflow/workflow/world/local"
+	"github.com/lambdaworkflow/workflow/examples/internal/exampleapp"
 )
 
 // Signup is what applicants submit.
@@ -95,16 +93,9 @@ func main() {
 	dir := flag.String("dir", ".workflow-data", "where the embedded World keeps its data")
 	flag.Parse()
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	w, err := local.Open(*dir)
-	if err != nil {
-		log.Fatal(err)
-	}
-	worked := make(chan error)
-	go func() { worked <- workflow.NewWorker(w, workflow.WorkerOptions{}).Run(ctx) }()
-	defer func() { stop(); <-worked; w.Close() }() // let the worker finish before the World closes
-	client := workflow.NewClient(w)
+	app := exampleapp.Start(*dir)
+	defer app.Close()
+	ctx, client := app.Ctx, app.Client
 
 	id := fmt.Sprintf("app-%d", time.Now().UnixNano())
 	run, err := workflow.Start(ctx, client, Application, id)
@@ -112,9 +103,7 @@ func main() {
 		log.Fatal(err)
 	}
 	token := "intake:" + id
-	for _, err := client.GetHook(ctx, token); err != nil; _, err = client.GetHook(ctx, token) {
-		time.Sleep(20 * time.Millisecond) // the run was started a moment ago
-	}
+	app.WaitForHook(token)
 
 	for _, s := range []Signup{{Email: "not an email", Age: 12}, {Email: "kid@example.com", Age: 17}, {Email: "ada@example.com", Age: 36}} {
 		r, err := Intake.Resume(ctx, client, token, s, workflow.ResumeOptions{Timeout: time.Minute})

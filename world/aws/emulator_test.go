@@ -3,50 +3,23 @@ package aws
 import (
 	"context"
 	"crypto/rand"
-	"fmt"
-	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/lambdaworkflow/workflow/internal/emulator"
 )
 
-// The tests run against MiniStack on its default port; scripts/emulator.sh
-// starts it.
-const emulatorEndpoint = "http://127.0.0.1:4566"
-
 // emulatorConfig returns an SDK config for the emulator, or skips the test
-// if the emulator is not running, unless WORKFLOW_REQUIRE_EMULATOR=1 (CI),
-// which fails it.
+// if the emulator is not running (fails it in CI).
 func emulatorConfig(t *testing.T) aws.Config {
-	t.Helper()
-	client := http.Client{Timeout: 2 * time.Second}
-	resp, err := client.Get(emulatorEndpoint + "/_ministack/health")
-	if err == nil {
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			err = fmt.Errorf("health check answered %s", resp.Status)
-		}
-	}
-	if err != nil {
-		const reason = "MiniStack not running on 127.0.0.1:4566: start it with scripts/emulator.sh start"
-		if os.Getenv("WORKFLOW_REQUIRE_EMULATOR") == "1" {
-			t.Fatalf("%s (%v)", reason, err)
-		}
-		t.Skipf("%s (%v)", reason, err)
-	}
-	return aws.Config{
-		Region:       "us-east-1",
-		BaseEndpoint: aws.String(emulatorEndpoint),
-		Credentials:  aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider("test", "test", "")),
-	}
+	return emulator.Require(t, 2*time.Second)
 }
 
 // newTestWorld bootstraps a table, queue and bucket of the test's own and

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lambdaworkflow/workflow/internal/emulator"
 	"github.com/lambdaworkflow/workflow/world"
 )
 
@@ -83,7 +84,7 @@ func TestFromEnv(t *testing.T) {
 	none := t.TempDir() + "/none"
 	for k, v := range map[string]string{
 		"WORKFLOW_TABLE": plain.opts.Table, "WORKFLOW_QUEUE_URL": plain.opts.QueueURL, "WORKFLOW_BUCKET": plain.opts.Bucket,
-		"AWS_ENDPOINT_URL": emulatorEndpoint, "AWS_REGION": "us-east-1",
+		"AWS_ENDPOINT_URL": emulator.Endpoint, "AWS_REGION": "us-east-1",
 		"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_SESSION_TOKEN": "",
 		"AWS_PROFILE": "", "AWS_CONFIG_FILE": none, "AWS_SHARED_CREDENTIALS_FILE": none,
 	} {

@@ -8,7 +8,7 @@
 //
 // It prints a table, writes one JSON file per World to -out and draws an
 // overview chart there. The AWS World runs when MiniStack answers on
-// AWS_ENDPOINT_URL (default http://127.0.0.1:4566); a World that cannot
+// http://127.0.0.1:4566 (make emulator starts it); a World that cannot
 // run is skipped with its reason.
 package main
 
