@@ -61,6 +61,26 @@
 // payload) with ResumeHook. While a run waits it holds no goroutine and no
 // memory anywhere.
 //
+// # Talking to a running workflow
+//
+// Hooks come in a ladder. A Hook is one-way: ResumeHook sends a value in.
+// A RespondingHook is request/reply: the resumer's call returns what a step
+// answers with msg.Respond, and the answer may be a Stream the caller ranges
+// over as it is produced. Respond works only in a step (it does I/O).
+//
+//	quotes := workflow.CreateRespondingHook[Query, Quote](ctx, workflow.HookOptions{Token: "quotes:" + id})
+//	for msg, err := range quotes.All(ctx) {
+//		...
+//		_, err = answer.Call(ctx, msg) // the step calls msg.Respond(ctx, quote)
+//	}
+//
+//	quote, err := workflow.ResumeRespondingHook[Query, Quote](ctx, client, "quotes:"+id, q, workflow.ResumeOptions{})
+//
+// A Webhook is a responding hook on a public URL, served by webhook.Handler
+// in any Go HTTP server. A step can also write a run's live output with
+// Writer, which anyone reads with Run.Readable from any index, tailing new
+// chunks as they come. docs/HOOKS.md has the details.
+//
 // # Starting and watching runs
 //
 // A Client, on a World, starts runs and reads them:
