@@ -15,8 +15,9 @@ import (
 )
 
 // gate holds the streaming step between its two chunks until the test has
-// received the first one.
-var gate = make(chan struct{})
+// received the first one. The test makes a fresh one before it starts its
+// worker, so that it can run more than once (-count=N).
+var gate chan struct{}
 
 var answer = workflow.DefineStep("webhooktest.answer", func(ctx context.Context, msg workflow.WebhookMessage) (struct{}, error) {
 	body := workflow.NewStream(func(yield func([]byte) bool) error {
@@ -49,6 +50,7 @@ var serve = workflow.Define("webhooktest.serve", func(ctx workflow.Context, _ st
 func TestFunctionStreamsTheReplyAsTheStepWritesIt(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
+	gate = make(chan struct{})
 	w := memory.New()
 	c := workflow.NewClient(w)
 	go workflow.NewWorker(w, workflow.WorkerOptions{}).Run(ctx)
