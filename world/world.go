@@ -236,6 +236,16 @@ type Streams interface {
 	ReadStream(ctx context.Context, name string, from int64) (chunks [][]byte, closed bool, err error)
 }
 
+// RunStarter is implemented by Worlds that can store a new run and queue
+// its first message in one atomic write, which saves a commit on every
+// start. StartRun is CreateRun followed by Enqueue(msg), except that the
+// message is queued only if the run is new or has not finished, and both
+// happen or neither does. An existing run is returned with an error
+// matching ErrRunExists, as from CreateRun.
+type RunStarter interface {
+	StartRun(ctx context.Context, run Run, first []Event, msg Message) (Run, error)
+}
+
 // Notifier is implemented by Worlds that can tell a waiter about new events
 // and stream chunks as they happen, instead of being polled. Use the
 // package functions WaitEvents and WaitStream, which fall back to polling.

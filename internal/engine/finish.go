@@ -170,11 +170,16 @@ func StartRun(ctx context.Context, w world.World, nr NewRun, now time.Time) erro
 	})}
 	run := world.Run{ID: nr.ID, Workflow: nr.Workflow, Status: world.StatusPending, Input: nr.Input,
 		Attributes: nr.Attributes, CreatedAt: now, UpdatedAt: now}
+	msg := world.Message{RunID: nr.ID, DedupKey: nr.ID + "/start"}
+	if starter, ok := w.(world.RunStarter); ok {
+		_, err := starter.StartRun(ctx, run, []world.Event{first}, msg) // one commit
+		return err
+	}
 	existing, err := w.CreateRun(ctx, run, []world.Event{first})
 	if err != nil && (!errors.Is(err, world.ErrRunExists) || existing.Status.Terminal()) {
 		return err
 	}
-	if qerr := w.Enqueue(ctx, world.Message{RunID: nr.ID, DedupKey: nr.ID + "/start"}); qerr != nil {
+	if qerr := w.Enqueue(ctx, msg); qerr != nil {
 		return qerr
 	}
 	return err

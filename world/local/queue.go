@@ -14,18 +14,9 @@ import (
 // Enqueue implements world.Queue. A message is visible from its DeliverAt,
 // or from now, so that messages due at once are received in order.
 func (w *World) Enqueue(_ context.Context, msg world.Message) error {
-	visibleAt := msg.DeliverAt
-	if visibleAt.IsZero() {
-		visibleAt = w.clock.Now()
-	}
 	var added bool
-	err := w.write(func(s *writeStmts) error {
-		res, err := s.enqueue.Exec(msg.RunID, timeArg(msg.DeliverAt), textArg(msg.DedupKey), visibleAt.UnixNano())
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		added = n > 0 // 0: a duplicate, dropped by the queue_dedup index
+	err := w.write(func(s *writeStmts) (err error) {
+		added, err = w.enqueueIn(s, msg)
 		return err
 	})
 	if err != nil {
@@ -35,6 +26,21 @@ func (w *World) Enqueue(_ context.Context, msg world.Message) error {
 		w.signals.fire(queueTopic)
 	}
 	return nil
+}
+
+// enqueueIn queues msg in the open write transaction; false means a
+// duplicate, dropped by the queue_dedup index.
+func (w *World) enqueueIn(s *writeStmts, msg world.Message) (bool, error) {
+	visibleAt := msg.DeliverAt
+	if visibleAt.IsZero() {
+		visibleAt = w.clock.Now()
+	}
+	res, err := s.enqueue.Exec(msg.RunID, timeArg(msg.DeliverAt), textArg(msg.DedupKey), visibleAt.UnixNano())
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
 }
 
 // Receive implements world.Queue: the earliest due message first. While

@@ -17,11 +17,26 @@ const defaultPageSize = 100
 
 // CreateRun implements world.Store.
 func (w *World) CreateRun(_ context.Context, run world.Run, first []world.Event) (world.Run, error) {
+	return w.createRun(run, first, nil)
+}
+
+// StartRun implements world.RunStarter: the run and its first message in
+// one commit.
+func (w *World) StartRun(_ context.Context, run world.Run, first []world.Event, msg world.Message) (world.Run, error) {
+	return w.createRun(run, first, &msg)
+}
+
+// createRun stores a run with its first events and, if msg is set and the
+// run is new or unfinished, queues msg, in one transaction.
+func (w *World) createRun(run world.Run, first []world.Event, msg *world.Message) (world.Run, error) {
 	attrs, err := attrsArg(run.Attributes)
 	if err != nil {
 		return world.Run{}, fmt.Errorf("create run %s: %w", run.ID, err)
 	}
-	var existing world.Run
+	var (
+		existing       world.Run
+		exists, queued bool
+	)
 	err = w.write(func(s *writeStmts) error {
 		res, err := s.insertRun.Exec(run.ID, run.Workflow, string(run.Status), blobArg(run.Input), blobArg(run.Output),
 			blobArg(run.Error), attrs, timeArg(run.CreatedAt), timeArg(run.UpdatedAt),
@@ -29,19 +44,33 @@ func (w *World) CreateRun(_ context.Context, run world.Run, first []world.Event)
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			if err == nil {
-				existing, err = scanRun(s.runByID.QueryRow(run.ID))
+		n, err := res.RowsAffected()
+		switch {
+		case err != nil:
+			return err
+		case n == 0:
+			exists = true
+			if existing, err = scanRun(s.runByID.QueryRow(run.ID)); err != nil {
+				return err
 			}
-			return errors.Join(world.ErrRunExists, err)
+		default:
+			if err := insertEvents(s, run.ID, 1, first); err != nil {
+				return err
+			}
 		}
-		return insertEvents(s, run.ID, 1, first)
+		if msg != nil && !existing.Status.Terminal() {
+			queued, err = w.enqueueIn(s, *msg)
+		}
+		return err
 	})
-	if errors.Is(err, world.ErrRunExists) {
-		return existing, fmt.Errorf("create run %s: %w", run.ID, err)
-	}
 	if err != nil {
 		return world.Run{}, fmt.Errorf("create run %s: %w", run.ID, err)
+	}
+	if queued {
+		w.signals.fire(queueTopic)
+	}
+	if exists {
+		return existing, fmt.Errorf("create run %s: %w", run.ID, world.ErrRunExists)
 	}
 	w.slots.note(run.ID, int64(len(first)), run.Status.Terminal())
 	w.signals.fire(runTopic(run.ID))

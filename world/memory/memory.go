@@ -127,6 +127,21 @@ func (w *World) waitFor(ctx context.Context, cond func() bool, deadline func() t
 func (w *World) CreateRun(_ context.Context, run world.Run, first []world.Event) (world.Run, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	return w.createRunLocked(run, first)
+}
+
+// StartRun implements world.RunStarter.
+func (w *World) StartRun(_ context.Context, run world.Run, first []world.Event, msg world.Message) (world.Run, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	created, err := w.createRunLocked(run, first)
+	if !created.Status.Terminal() {
+		w.enqueueLocked(msg)
+	}
+	return created, err
+}
+
+func (w *World) createRunLocked(run world.Run, first []world.Event) (world.Run, error) {
 	if rs, ok := w.runs[run.ID]; ok {
 		return rs.run, fmt.Errorf("create run %s: %w", run.ID, world.ErrRunExists)
 	}
@@ -282,17 +297,21 @@ func (w *World) DisposeHook(_ context.Context, token, runID string, retainUntil 
 func (w *World) Enqueue(_ context.Context, msg world.Message) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.enqueueLocked(msg)
+	return nil
+}
+
+func (w *World) enqueueLocked(msg world.Message) {
 	if msg.DedupKey != "" {
 		for _, q := range w.queue {
 			if q.msg.DedupKey == msg.DedupKey && q.attempt == 0 {
-				return nil
+				return
 			}
 		}
 	}
 	w.seq++
 	w.queue = append(w.queue, &queued{msg: msg, receipt: strconv.Itoa(w.seq), visibleAt: msg.DeliverAt})
 	w.broadcastLocked()
-	return nil
 }
 
 // Receive implements world.Queue: the earliest due message first.

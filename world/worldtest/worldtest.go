@@ -41,6 +41,7 @@ func Run(t *testing.T, newWorld func(t *testing.T) world.World) {
 		{"Streams", streamTests},
 		{"Wait", waitTests},
 		{"Race", raceTests},
+		{"Starter", starterTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
