@@ -107,30 +107,17 @@ func (w *World) compact(ctx context.Context, name string, head streamHead) error
 // close recorded one first. A refusal that shows this close's own key is
 // the SDK's retry of an update whose answer was lost: it won.
 func (w *World) nameStreamObject(ctx context.Context, name, key string) (bool, error) {
-	e, err := expression.NewBuilder().
-		WithUpdate(expression.Set(expression.Name("object"), expression.Value(key))).
-		WithCondition(expression.AttributeNotExists(expression.Name("object"))).Build()
-	if err != nil {
-		return false, err
+	held, refused, err := w.updateIf(ctx, itemKeys{PK: streamPK(name), SK: skChunkHead}.key(),
+		expression.Set(expression.Name("object"), expression.Value(key)),
+		expression.AttributeNotExists(expression.Name("object")))
+	if !refused {
+		return err == nil, err
 	}
-	_, err = w.ddb.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                           &w.opts.Table,
-		Key:                                 itemKeys{PK: streamPK(name), SK: skChunkHead}.key(),
-		UpdateExpression:                    e.Update(),
-		ConditionExpression:                 e.Condition(),
-		ExpressionAttributeNames:            e.Names(),
-		ExpressionAttributeValues:           e.Values(),
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
-		var head streamHead
-		if err := unmarshalItem(ccf.Item, &head); err != nil {
-			return false, fmt.Errorf("decode stream head: %w", err)
-		}
-		return head.Object == key, nil
+	var head streamHead
+	if err := unmarshalItem(held, &head); err != nil {
+		return false, fmt.Errorf("decode stream head: %w", err)
 	}
-	return err == nil, err
+	return head.Object == key, nil
 }
 
 // deleteItems deletes items in batches, sending again what DynamoDB left

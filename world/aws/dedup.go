@@ -3,13 +3,11 @@ package aws
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/lambdaworkflow/workflow/world"
 )
@@ -38,33 +36,21 @@ func (w *World) markDedup(ctx context.Context, key string, visibleAt time.Time) 
 	if err != nil {
 		return false, err
 	}
-	e, err := expression.NewBuilder().WithCondition(expression.Or(
+	held, refused, err := w.putIf(ctx, av, expression.Or(
 		expression.AttributeNotExists(expression.Name(attrPK)),
 		expression.Name("until").LessThan(expression.Value(time.Now().UnixMilli())),
-	)).Build()
-	if err != nil {
-		return false, err
-	}
-	_, err = w.ddb.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                           &w.opts.Table,
-		Item:                                av,
-		ConditionExpression:                 e.Condition(),
-		ExpressionAttributeNames:            e.Names(),
-		ExpressionAttributeValues:           e.Values(),
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
-		// The SDK's retry of a put whose response was lost finds this very
-		// marker: it is ours, so send.
-		var held dedupItem
-		if err := unmarshalItem(ccf.Item, &held); err != nil {
-			return false, fmt.Errorf("dedup key %s: decode marker: %w", key, err)
-		}
-		return held.Claim == claim, nil
-	}
+	))
 	if err != nil {
 		return false, fmt.Errorf("dedup key %s: %w", key, err)
+	}
+	if refused {
+		// The SDK's retry of a put whose response was lost finds this very
+		// marker: it is ours, so send.
+		var marker dedupItem
+		if err := unmarshalItem(held, &marker); err != nil {
+			return false, fmt.Errorf("dedup key %s: decode marker: %w", key, err)
+		}
+		return marker.Claim == claim, nil
 	}
 	return true, nil
 }

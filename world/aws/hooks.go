@@ -3,14 +3,12 @@ package aws
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/lambdaworkflow/workflow/world"
 )
@@ -35,31 +33,19 @@ func (w *World) ClaimHook(ctx context.Context, h world.Hook, force bool) (world.
 	cond := expression.AttributeNotExists(expression.Name(attrPK))
 	var prev world.Hook
 	for range claimRounds {
-		e, err := expression.NewBuilder().WithCondition(cond).Build()
+		found, refused, err := w.putIf(ctx, av, cond)
 		if err != nil {
 			return world.Hook{}, fmt.Errorf("claim hook %s: %w", h.Token, err)
 		}
-		_, err = w.ddb.PutItem(ctx, &dynamodb.PutItemInput{
-			TableName:                           &w.opts.Table,
-			Item:                                av,
-			ConditionExpression:                 e.Condition(),
-			ExpressionAttributeNames:            e.Names(),
-			ExpressionAttributeValues:           e.Values(),
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-		})
-		var ccf *types.ConditionalCheckFailedException
-		if !errors.As(err, &ccf) {
-			if err != nil {
-				return world.Hook{}, fmt.Errorf("claim hook %s: %w", h.Token, err)
-			}
+		if !refused {
 			return prev, nil
 		}
-		if ccf.Item == nil { // removed since: claim it as a free token
+		if found == nil { // removed since: claim it as a free token
 			cond, prev = expression.AttributeNotExists(expression.Name(attrPK)), world.Hook{}
 			continue
 		}
 		var held hookItem
-		if err := unmarshalItem(ccf.Item, &held); err != nil {
+		if err := unmarshalItem(found, &held); err != nil {
 			return world.Hook{}, fmt.Errorf("claim hook %s: decode holder: %w", h.Token, err)
 		}
 		if !held.Disposed && held.RunID == h.RunID && held.CorrelationID == h.CorrelationID {
@@ -100,60 +86,29 @@ func (w *World) GetHook(ctx context.Context, token string) (world.Hook, error) {
 // retention a conditional update that also sets the item's TTL.
 func (w *World) DisposeHook(ctx context.Context, token, runID string, retainUntil time.Time) error {
 	owned := expression.Name("runId").Equal(expression.Value(runID))
-	var err error
+	key := itemKeys{PK: hookPK(token), SK: skHook}.key()
+	var (
+		held    ddbItem
+		refused bool
+		err     error
+	)
 	if retainUntil.IsZero() {
-		err = w.deleteHook(ctx, token, owned)
+		held, refused, err = w.deleteIf(ctx, key, expression.AttributeNotExists(expression.Name(attrPK)).Or(owned))
 	} else {
-		err = w.retainHook(ctx, token, owned, retainUntil)
+		// TTL has one-second resolution: round up so the item outlives its
+		// retention.
+		expires := retainUntil.Add(time.Second - 1).Unix()
+		held, refused, err = w.updateIf(ctx, key,
+			expression.Set(expression.Name("disposed"), expression.Value(true)).
+				Set(expression.Name("retainUntil"), expression.Value(retainUntil)).
+				Set(expression.Name(attrExpiresAt), expression.Value(expires)),
+			owned)
 	}
-	var ccf *types.ConditionalCheckFailedException
 	switch {
-	case errors.As(err, &ccf) && ccf.Item == nil: // no such hook: nothing to dispose
-		return nil
-	case errors.As(err, &ccf):
-		return fmt.Errorf("dispose hook %s: %w", token, world.ErrHookNotOwner)
 	case err != nil:
 		return fmt.Errorf("dispose hook %s: %w", token, err)
+	case refused && held != nil:
+		return fmt.Errorf("dispose hook %s: %w", token, world.ErrHookNotOwner)
 	}
-	return nil
-}
-
-func (w *World) deleteHook(ctx context.Context, token string, owned expression.ConditionBuilder) error {
-	e, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name(attrPK)).Or(owned)).Build()
-	if err != nil {
-		return err
-	}
-	_, err = w.ddb.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName:                           &w.opts.Table,
-		Key:                                 itemKeys{PK: hookPK(token), SK: skHook}.key(),
-		ConditionExpression:                 e.Condition(),
-		ExpressionAttributeNames:            e.Names(),
-		ExpressionAttributeValues:           e.Values(),
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
-	return err
-}
-
-func (w *World) retainHook(ctx context.Context, token string, owned expression.ConditionBuilder, retainUntil time.Time) error {
-	// TTL has one-second resolution: round up so the item outlives its
-	// retention.
-	expires := retainUntil.Add(time.Second - 1).Unix()
-	e, err := expression.NewBuilder().WithCondition(owned).WithUpdate(
-		expression.Set(expression.Name("disposed"), expression.Value(true)).
-			Set(expression.Name("retainUntil"), expression.Value(retainUntil)).
-			Set(expression.Name(attrExpiresAt), expression.Value(expires)),
-	).Build()
-	if err != nil {
-		return err
-	}
-	_, err = w.ddb.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                           &w.opts.Table,
-		Key:                                 itemKeys{PK: hookPK(token), SK: skHook}.key(),
-		UpdateExpression:                    e.Update(),
-		ConditionExpression:                 e.Condition(),
-		ExpressionAttributeNames:            e.Names(),
-		ExpressionAttributeValues:           e.Values(),
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
-	return err
+	return nil // disposed, or no such hook: nothing to dispose
 }
