@@ -322,11 +322,7 @@ func (s *suite) long() error {
 		}
 		var inSteps time.Duration
 		for i := 1; i <= s.cfg.LongSteps; i++ {
-			a, err := s.mark(st.id, startKey(i))
-			if err != nil {
-				return err
-			}
-			b, err := s.mark(st.id, endKey(i))
+			a, b, err := s.span(st.id, i)
 			if err != nil {
 				return err
 			}
@@ -347,6 +343,15 @@ func (s *suite) long() error {
 	return nil
 }
 
+// span returns when step i of a run ran its first and its last line.
+func (s *suite) span(runID string, i int) (start, end time.Time, err error) {
+	if start, err = s.mark(runID, startKey(i)); err != nil {
+		return start, end, err
+	}
+	end, err = s.mark(runID, endKey(i))
+	return start, end, err
+}
+
 // fanout: 64 one-step branches started together.
 func (s *suite) fanout() error {
 	var first, last, join, wall []time.Duration
@@ -357,11 +362,7 @@ func (s *suite) fanout() error {
 		}
 		var minStart, maxStart, maxEnd time.Time
 		for i := 1; i <= s.cfg.Branches; i++ {
-			a, err := s.mark(st.id, startKey(i))
-			if err != nil {
-				return err
-			}
-			b, err := s.mark(st.id, endKey(i))
+			a, b, err := s.span(st.id, i)
 			if err != nil {
 				return err
 			}
