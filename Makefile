@@ -19,7 +19,7 @@ lint: ## gofmt and staticcheck
 emulator: ## install and start MiniStack on 127.0.0.1:4566 for the AWS tests
 	scripts/emulator.sh start
 
-bench: ## seed 004's benchmarks on every World, quick (FULL=1: seed 004's methodology, an hour or more; WORLDS=local,memory to pick)
+bench: ## the Workflow SDK's benchmarks (useworkflow.dev/docs/performance) on every World, quick (FULL=1: its methodology, an hour or more; WORLDS=local,memory to pick)
 	$(GO) run ./bench/cmd/bench $(if $(FULL),-full) $(if $(WORLDS),-worlds $(WORLDS))
 
 # AWS Lambda (template.yaml, docs/AWS.md). sam build runs build-<LogicalId>

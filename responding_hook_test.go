@@ -17,7 +17,8 @@ import (
 )
 
 // The tests below prove the rows of the Semantics table of the
-// RespondingHook RFC (seed 000), one or two rows each.
+// RespondingHook proposal, https://github.com/vercel/workflow/discussions/3740,
+// one or two rows each (docs/HOOKS.md lists them).
 
 type Query struct {
 	SKU string `json:"sku"`

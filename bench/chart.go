@@ -12,7 +12,8 @@ import (
 )
 
 // chartRows are the overview's rows, top to bottom: the metrics with
-// targets, as in seed 004's overview.
+// targets, as in the overview chart of
+// https://useworkflow.dev/docs/performance.
 var chartRows = []struct{ key, label string }{
 	{"ttfs", "Time to first step"},
 	{"stso", "Step-to-step (5 steps)"},

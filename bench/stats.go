@@ -7,7 +7,7 @@ import (
 )
 
 // Summary is a pooled sample's percentiles, by the nearest-rank method
-// (seed 004's methodology), in milliseconds.
+// (the methodology of https://useworkflow.dev/docs/performance), in milliseconds.
 type Summary struct {
 	N    int     `json:"n"`
 	P50  float64 `json:"p50Ms"`

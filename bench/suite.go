@@ -69,8 +69,8 @@ func Quick() Config {
 	}
 }
 
-// Full is seed 004's methodology: 100 ms of simulated work per step, its
-// run counts, the stream in real time.
+// Full is the methodology of https://useworkflow.dev/docs/performance:
+// 100 ms of simulated work per step, its run counts, the stream in real time.
 func Full() Config {
 	return Config{
 		Mode: "full", Work: 100 * time.Millisecond,

@@ -9,8 +9,9 @@ import (
 	"time"
 )
 
-// Target is a goal of issue 6, checked against a metric's p75 (the
-// percentile seed 004 and the peers report) unless Stat says otherwise.
+// Target is a speed goal for the embedded World, checked against a
+// metric's p75 (the percentile https://useworkflow.dev/docs/performance
+// and the peers report) unless Stat says otherwise.
 type Target struct {
 	Metric string  `json:"metric"`
 	Stat   string  `json:"stat"` // "p75", "p50" or "ratio"
@@ -25,7 +26,7 @@ type TargetResult struct {
 	Pass  bool    `json:"pass"`
 }
 
-// Targets are the issue's goals for the embedded World with durable
+// Targets are the goals for the embedded World with durable
 // commits (local-fullsync); the suite evaluates them on every World.
 var Targets = []Target{
 	{Metric: "ttfs", Stat: "p75", Max: 1, What: "TTFS ≤ 1 ms"},
@@ -48,8 +49,8 @@ type Peer struct {
 	Metrics map[string]float64 // metric key → ms
 }
 
-// Peers are the issue's reference numbers (p75; the 1,020-step run is a
-// median wall time).
+// Peers are reference numbers measured once on this machine (p75; the
+// 1,020-step run is a median wall time).
 var Peers = []Peer{
 	{Name: "DBOS Go (SQLite)", Metrics: map[string]float64{"ttfs": 1.1, "stso": 0.38, "long_overhead": 410, "fan_last": 42, "fan_join": 5.8, "ctt": 2.4, "ttr": 999}},
 	{Name: "go-workflows", Metrics: map[string]float64{"ttr": 4.4}},

@@ -10,7 +10,7 @@ import (
 )
 
 // Payload is what every benchmark step takes and returns: about 1 KB of
-// JSON, as in seed 004's workload.
+// JSON, as in the workload of https://useworkflow.dev/docs/performance.
 type Payload struct {
 	Index int    `json:"index"`
 	Work  int64  `json:"workNs"` // simulated work, excluded from the overheads

@@ -1,9 +1,10 @@
-// Command bench runs seed 004's benchmark suite (issue 6) on every World:
+// Command bench runs the Workflow SDK's benchmark suite
+// (https://useworkflow.dev/docs/performance) on every World:
 // time to first step, step-to-step overhead (also 1,000 steps into a run),
 // fan-out, time to resume, chunk trip time, and a worker's peak memory.
 //
 //	go run ./bench/cmd/bench            # quick mode, every World available
-//	go run ./bench/cmd/bench -full      # seed 004's methodology (long)
+//	go run ./bench/cmd/bench -full      # the SDK's methodology (long)
 //	go run ./bench/cmd/bench -worlds local,local-fullsync
 //
 // It prints a table, writes one JSON file per World to -out and draws an
@@ -34,7 +35,7 @@ func main() {
 		return
 	}
 	var (
-		full   = flag.Bool("full", false, "seed 004's methodology: 100 ms of work per step, its run counts, the stream in real time (takes an hour or more)")
+		full   = flag.Bool("full", false, "the Workflow SDK's methodology: 100 ms of work per step, its run counts, the stream in real time (takes an hour or more)")
 		worlds = flag.String("worlds", "memory,local,local-fullsync,aws", "comma-separated Worlds to run")
 		out    = flag.String("out", "bench/results", "directory for the JSON results and the chart")
 		noMem  = flag.Bool("nomem", false, "skip the memory benchmarks")
@@ -104,7 +105,7 @@ func main() {
 	fmt.Println()
 	bench.WriteTable(os.Stdout, results)
 	chart := filepath.Join(*out, "overview."+cfg.Mode+".png")
-	title := fmt.Sprintf("Workflow for Go, seed 004 benchmarks (%s mode): p75 per World", cfg.Mode)
+	title := fmt.Sprintf("Workflow for Go, Workflow SDK benchmarks (%s mode): p75 per World", cfg.Mode)
 	if err := bench.WriteChart(chart, results, title); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
