@@ -7,7 +7,7 @@ package main
 import (
 	"github.com/lambdaworkflow/workflow"
 	_ "github.com/lambdaworkflow/workflow/examples/lambdaapp" // defines the workflows this function serves
-	"github.com/lambdaworkflow/workflow/lambda/flow"
+	"github.com/lambdaworkflow/workflow/lambda/flowhandler"
 )
 
 func main() { flow.Start(workflow.WorkerOptions{}) }
