@@ -151,7 +151,7 @@ func TestNondeterminismNamesExpectedFoundAndCallSite(t *testing.T) {
 	if !errors.As(err, &nd) {
 		t.Fatalf("err = %v, want a NondeterminismError", err)
 	}
-	for _, want := range []string{`step "test.double"`, "sleep(1s)", "workflow_more_test.go:"} {
+	for _, want := range []string{`step "test.double"`, "sleep(1s)", "replay_test.go:"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}

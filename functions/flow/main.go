@@ -10,4 +10,4 @@ import (
 	"github.com/lambdaworkflow/workflow/lambda/flowhandler"
 )
 
-func main() { flow.Start(workflow.WorkerOptions{}) }
+func main() { flowhandler.Start(workflow.WorkerOptions{}) }

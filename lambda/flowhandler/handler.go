@@ -1,5 +1,6 @@
-// Package flow serves workflows from an AWS Lambda function triggered by
-// SQS: the "flow" function of the AWS deployment (template.yaml).
+// Package flowhandler is the AWS Lambda adapter: it serves workflows from
+// a Lambda function triggered by SQS, the "flow" function of the AWS
+// deployment (template.yaml).
 //
 // An application registers its workflows and steps (by defining them, in
 // packages its main imports) and calls Start:
@@ -8,11 +9,11 @@
 //
 //	import (
 //		"github.com/lambdaworkflow/workflow"
-//		"github.com/lambdaworkflow/workflow/lambda/flow"
+//		"github.com/lambdaworkflow/workflow/lambda/flowhandler"
 //		_ "example.com/app/orders" // defines the workflows and steps
 //	)
 //
-//	func main() { flow.Start(workflow.WorkerOptions{}) }
+//	func main() { flowhandler.Start(workflow.WorkerOptions{}) }
 //
 // Each SQS message names a run. The handler replays the run and drives it
 // as far as the invocation's deadline allows: steps run inline, and the
@@ -21,7 +22,7 @@
 // failure, so that only it is delivered again (the event source mapping
 // needs FunctionResponseTypes: [ReportBatchItemFailures]); after the
 // queue's maxReceiveCount it goes to the dead-letter queue.
-package flow
+package flowhandler
 
 import (
 	"context"
