@@ -2,6 +2,9 @@
 # clone needs; the rest are for working on the project.
 GO ?= go
 STATICCHECK_VERSION ?= v0.8.2
+# The modules of this repository: the SDK, and the benchmarks in modules of
+# their own so that their dependencies never reach a user's module graph.
+MODULES = . bench
 
 .PHONY: run test lint emulator bench
 
@@ -9,18 +12,18 @@ run: ## run the checkout example on the embedded World
 	$(GO) run ./examples/checkout
 
 test: ## vet and run every test; the AWS World's tests need MiniStack (make emulator)
-	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 15m ./...
+	for m in $(MODULES); do $(GO) -C $$m vet ./... || exit 1; done
+	for m in $(MODULES); do $(GO) -C $$m test -race -count=1 -timeout 15m ./... || exit 1; done
 
-lint: ## gofmt and staticcheck
+lint: ## gofmt, staticcheck and go mod tidy, in every module
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
-	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+	for m in $(MODULES); do (cd $$m && $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./... && $(GO) mod tidy -diff) || exit 1; done
 
 emulator: ## install and start MiniStack on 127.0.0.1:4566 for the AWS tests
 	scripts/emulator.sh start
 
 bench: ## the Workflow SDK's benchmarks (useworkflow.dev/docs/performance) on every World, quick (FULL=1: its methodology, an hour or more; WORLDS=local,memory to pick)
-	$(GO) run ./bench/cmd/bench $(if $(FULL),-full) $(if $(WORLDS),-worlds $(WORLDS))
+	$(GO) -C bench run ./cmd/bench $(if $(FULL),-full) $(if $(WORLDS),-worlds $(WORLDS))
 
 # AWS Lambda (template.yaml, docs/AWS.md). sam build runs build-<LogicalId>
 # with ARTIFACTS_DIR set, but does not say which architecture the template

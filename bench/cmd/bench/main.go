@@ -3,9 +3,9 @@
 // time to first step, step-to-step overhead (also 1,000 steps into a run),
 // fan-out, time to resume, chunk trip time, and a worker's peak memory.
 //
-//	go run ./bench/cmd/bench            # quick mode, every World available
-//	go run ./bench/cmd/bench -full      # the SDK's methodology (long)
-//	go run ./bench/cmd/bench -worlds local,local-fullsync
+//	go -C bench run ./cmd/bench            # quick mode, every World available
+//	go -C bench run ./cmd/bench -full      # the SDK's methodology (long)
+//	go -C bench run ./cmd/bench -worlds local,local-fullsync
 //
 // It prints a table, writes one JSON file per World to -out and draws an
 // overview chart there. The AWS World runs when MiniStack answers on
@@ -37,7 +37,7 @@ func main() {
 	var (
 		full   = flag.Bool("full", false, "the Workflow SDK's methodology: 100 ms of work per step, its run counts, the stream in real time (takes an hour or more)")
 		worlds = flag.String("worlds", "memory,local,local-fullsync,aws", "comma-separated Worlds to run")
-		out    = flag.String("out", "bench/results", "directory for the JSON results and the chart")
+		out    = flag.String("out", "results", "directory for the JSON results and the chart")
 		noMem  = flag.Bool("nomem", false, "skip the memory benchmarks")
 		report = flag.Bool("report", false, "run nothing: print the table and draw the chart from the JSON results in -out")
 	)
