@@ -68,13 +68,13 @@
 // answers with msg.Respond, and the answer may be a Stream the caller ranges
 // over as it is produced. Respond works only in a step (it does I/O).
 //
-//	quotes := workflow.CreateRespondingHook[Query, Quote](ctx, workflow.HookOptions{Token: "quotes:" + id})
+//	quotes := workflow.CreateRespondingHook[Query, Quote](ctx, workflow.WithToken("quotes:"+id))
 //	for msg, err := range quotes.All(ctx) {
 //		...
 //		_, err = answer.Call(ctx, msg) // the step calls msg.Respond(ctx, quote)
 //	}
 //
-//	quote, err := workflow.ResumeRespondingHook[Query, Quote](ctx, client, "quotes:"+id, q, workflow.ResumeOptions{})
+//	quote, err := workflow.ResumeRespondingHook[Query, Quote](ctx, client, "quotes:"+id, q)
 //
 // A Webhook is a responding hook on a public URL, served by webhook.Handler
 // in any Go HTTP server. A step can also write a run's live output with

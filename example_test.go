@@ -43,7 +43,7 @@ func Example() {
 }
 
 var approve = workflow.Define("example.approve", func(ctx workflow.Context, order string) (string, error) {
-	h := workflow.CreateHook[bool](ctx, workflow.HookOptions{Token: "approve:" + order})
+	h := workflow.CreateHook[bool](ctx, workflow.WithToken("approve:"+order))
 	switch workflow.Select(ctx, h, workflow.After(ctx, 24*time.Hour)) {
 	case 0:
 		ok, err := h.Receive(ctx)

@@ -130,7 +130,7 @@ func TestConcurrentDuplicateInvocations(t *testing.T) {
 
 var parked = workflow.Define("test.parked", func(ctx workflow.Context, id string) (int, error) {
 	defer func() {}() // a defer that must run on unwind without blocking
-	h := workflow.CreateHook[int](ctx, workflow.HookOptions{Token: "parked:" + id})
+	h := workflow.CreateHook[int](ctx, workflow.WithToken("parked:"+id))
 	go1 := workflow.Go(ctx, func(ctx workflow.Context) (int, error) { return h.Receive(ctx) })
 	return go1.Get(ctx)
 })

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"time"
 
 	"github.com/lambdaworkflow/workflow/internal/engine"
 )
@@ -17,7 +16,7 @@ var (
 	ErrHookNotFound = errors.New("workflow: hook not found")
 	// ErrHookConflict: another run holds the token. HookConflictError says which.
 	ErrHookConflict = errors.New("workflow: hook token is held by another run")
-	// ErrHookForceClaimed: another run took the token over with Force.
+	// ErrHookForceClaimed: another run took the token over with [WithForceClaim].
 	ErrHookForceClaimed = errors.New("workflow: hook token was force-claimed by another run")
 	// ErrHookDisposed: Receive on a hook after Dispose.
 	ErrHookDisposed = errors.New("workflow: hook disposed")
@@ -29,7 +28,7 @@ var (
 type HookConflictError struct {
 	Token      string
 	OwnerRunID string
-	Forced     bool // the owner took the token from this run with Force
+	Forced     bool // the owner took the token from this run with WithForceClaim
 }
 
 func (e *HookConflictError) Error() string {
@@ -56,25 +55,6 @@ func (e *InvalidPayloadError) Unwrap() error { return e.Err }
 // Is makes errors.Is(err, ErrInvalidPayload) true.
 func (e *InvalidPayloadError) Is(target error) bool { return target == ErrInvalidPayload }
 
-// HookOptions configures CreateHook and CreateRespondingHook.
-type HookOptions struct {
-	// Token addresses the hook. Deterministic tokens ("approval:" + orderID)
-	// let the resumer find the hook without being told; leave it empty for
-	// a generated, unguessable one.
-	Token string
-	// Metadata is stored with the hook and readable by resumers
-	// (Client.GetHook). It must encode to JSON.
-	Metadata any
-	// Force takes the token over from another run that holds it: that run's
-	// Receive fails with ErrHookForceClaimed, and resumes already on their
-	// way to it are delivered to this run instead.
-	Force bool
-	// MinRetention keeps the token unavailable to other runs for at least
-	// this long after the hook is created, even after this run ends, so a
-	// duplicate request arriving late still collides.
-	MinRetention time.Duration
-}
-
 // The kinds of hook, as the World records them: whether a hook replies to
 // its resumer, and whether it is reachable over public HTTP.
 const (
@@ -94,16 +74,17 @@ func createHook(ctx Context, o engine.HookOptions, site string) hookCore {
 	return hookCore{op: ctx.engine().CreateHook(o, site)}
 }
 
-// hookOptions is what the engine needs to create a hook of a kind that
-// HookOptions configure: a plain or a responding hook.
-func hookOptions(kind string, opts HookOptions) engine.HookOptions {
+// hookOptions is what the engine needs to create a plain or a responding
+// hook.
+func hookOptions(kind string, opts []HookOption) engine.HookOptions {
+	c := newHookConfig(opts)
 	return engine.HookOptions{
-		Token: opts.Token, Kind: kind, Metadata: encodeMetadata(opts.Metadata),
-		Force: opts.Force, Retention: opts.MinRetention, Replies: kind == kindResponding,
+		Token: c.token, Kind: kind, Metadata: encodeMetadata(c.metadata),
+		Force: c.force, Retention: c.retention, Replies: kind == kindResponding,
 	}
 }
 
-// encodeMetadata encodes HookOptions.Metadata. A value that cannot be
+// encodeMetadata encodes a hook's metadata (WithMetadata). A value that cannot be
 // encoded is a bug in the workflow: it panics, which fails the run with
 // the call site in its stack.
 func encodeMetadata(v any) json.RawMessage {
@@ -188,7 +169,7 @@ type Hook[T any] struct {
 }
 
 // CreateHook creates a hook in the calling workflow.
-func CreateHook[T any](ctx Context, opts HookOptions) *Hook[T] {
+func CreateHook[T any](ctx Context, opts ...HookOption) *Hook[T] {
 	return &Hook[T]{hookCore: createHook(ctx, hookOptions(kindPlain, opts), callSite(0))}
 }
 

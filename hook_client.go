@@ -44,12 +44,12 @@ func newResumeID() string { return "rs_" + rand.Text() }
 type HookInfo struct {
 	Token     string
 	RunID     string // the run that owns the token
-	Responds  bool   // its resumers get a reply: a responding hook, or a Manual webhook
+	Responds  bool   // its resumers get a reply: a responding hook, or a manual webhook
 	Webhook   bool   // reachable on the public webhook route
 	Metadata  json.RawMessage
 	CreatedAt time.Time
 	// Retained is set on a hook its run has released, whose token stays
-	// blocked until RetainUntil (HookOptions.MinRetention). It cannot be
+	// blocked until RetainUntil ([WithMinRetention]). It cannot be
 	// resumed.
 	Retained    bool
 	RetainUntil time.Time

@@ -11,11 +11,11 @@ import (
 
 // Conflict returns the run that holds the hook's token instead of this
 // one: the run that held it when this run tried to claim it, or the run
-// that took it over since with Force. It returns nil while this run owns
-// the token. The classic use is run idempotency: a duplicate run finds
+// that took it over since with [WithForceClaim]. It returns nil while
+// this run owns the token. The classic use is run idempotency: a duplicate run finds
 // the original through a deterministic token and waits for its result.
 //
-//	h := workflow.CreateHook[struct{}](ctx, workflow.HookOptions{Token: "order:" + id})
+//	h := workflow.CreateHook[struct{}](ctx, workflow.WithToken("order:"+id))
 //	if original := h.Conflict(ctx); original != nil {
 //		return original.Result(ctx)
 //	}

@@ -6,7 +6,7 @@ import "context"
 // workflow that creates the hook and the code that resumes it.
 //
 //	var Approvals = workflow.DefineHook(func(a Approval) error { ... })
-//	h := Approvals.Create(ctx, workflow.HookOptions{Token: "approval:" + id}) // workflow
+//	h := Approvals.Create(ctx, workflow.WithToken("approval:"+id)) // workflow
 //	err := Approvals.Resume(ctx, client, "approval:"+id, a)                  // route
 type HookDef[T any] struct {
 	validate func(T) error
@@ -21,7 +21,7 @@ func DefineHook[T any](validate func(T) error) *HookDef[T] {
 }
 
 // Create creates the hook in the calling workflow.
-func (d *HookDef[T]) Create(ctx Context, opts HookOptions) *Hook[T] {
+func (d *HookDef[T]) Create(ctx Context, opts ...HookOption) *Hook[T] {
 	return &Hook[T]{hookCore: createHook(ctx, hookOptions(kindPlain, opts), callSite(0)), validate: d.validate}
 }
 
@@ -46,12 +46,12 @@ type RespondingHookDef[M, R any] struct{}
 func DefineRespondingHook[M, R any]() *RespondingHookDef[M, R] { return &RespondingHookDef[M, R]{} }
 
 // Create creates the hook in the calling workflow.
-func (d *RespondingHookDef[M, R]) Create(ctx Context, opts HookOptions) *RespondingHook[M, R] {
+func (d *RespondingHookDef[M, R]) Create(ctx Context, opts ...HookOption) *RespondingHook[M, R] {
 	return newRespondingHook[M, R](ctx, hookOptions(kindResponding, opts), callSite(0))
 }
 
 // Resume sends msg to the hook holding token and waits for its reply (see
 // ResumeRespondingHook).
-func (d *RespondingHookDef[M, R]) Resume(ctx context.Context, c *Client, token string, msg M, opts ResumeOptions) (R, error) {
-	return ResumeRespondingHook[M, R](ctx, c, token, msg, opts)
+func (d *RespondingHookDef[M, R]) Resume(ctx context.Context, c *Client, token string, msg M, opts ...ResumeOption) (R, error) {
+	return ResumeRespondingHook[M, R](ctx, c, token, msg, opts...)
 }

@@ -14,7 +14,7 @@ import (
 )
 
 var collector = workflow.Define("hooks.collector", func(ctx workflow.Context, token string) ([]string, error) {
-	h := workflow.CreateHook[string](ctx, workflow.HookOptions{Token: token, Metadata: map[string]string{"purpose": "collect"}})
+	h := workflow.CreateHook[string](ctx, workflow.WithToken(token), workflow.WithMetadata(map[string]string{"purpose": "collect"}))
 	var got []string
 	for v, err := range h.All(ctx) {
 		if err != nil {
@@ -67,7 +67,7 @@ var approvals = workflow.DefineHook(func(a Approval) error {
 })
 
 var validated = workflow.Define("hooks.validated", func(ctx workflow.Context, id string) (string, error) {
-	h := approvals.Create(ctx, workflow.HookOptions{Token: "validated:" + id})
+	h := approvals.Create(ctx, workflow.WithToken("validated:"+id))
 	var invalid int
 	for a, err := range h.All(ctx) {
 		if errors.Is(err, workflow.ErrInvalidPayload) {
@@ -109,7 +109,7 @@ func TestDefineHookValidatesOnBothSides(t *testing.T) {
 }
 
 var strict = workflow.Define("hooks.strict", func(ctx workflow.Context, id string) (Approval, error) {
-	return approvals.Create(ctx, workflow.HookOptions{Token: "strict:" + id}).Receive(ctx)
+	return approvals.Create(ctx, workflow.WithToken("strict:"+id)).Receive(ctx)
 })
 
 func TestAnInvalidPayloadErrorSurvivesTheLog(t *testing.T) {
@@ -130,7 +130,7 @@ func TestAnInvalidPayloadErrorSurvivesTheLog(t *testing.T) {
 // through the token and wait for its result, or cancel it.
 var original = workflow.Define("hooks.original", func(ctx workflow.Context, req [2]string) (string, error) {
 	token, action := req[0], req[1]
-	h := workflow.CreateHook[string](ctx, workflow.HookOptions{Token: token})
+	h := workflow.CreateHook[string](ctx, workflow.WithToken(token))
 	orig := h.Conflict(ctx)
 	if orig == nil {
 		v, err := h.Receive(ctx)
@@ -182,7 +182,11 @@ func TestConflictReturnsAHandleOnTheOwner(t *testing.T) {
 // so messages can land in its log after the takeover.
 var holder = workflow.Define("hooks.holder", func(ctx workflow.Context, req [2]string) (string, error) {
 	token, mode := req[0], req[1]
-	h := workflow.CreateHook[string](ctx, workflow.HookOptions{Token: token, Force: mode == "force"})
+	opts := []workflow.HookOption{workflow.WithToken(token)}
+	if mode == "force" {
+		opts = append(opts, workflow.WithForceClaim())
+	}
+	h := workflow.CreateHook[string](ctx, opts...)
 	v, err := h.Receive(ctx)
 	if errors.Is(err, workflow.ErrHookForceClaimed) {
 		owner := h.Conflict(ctx)
@@ -236,7 +240,7 @@ var replyLater = workflow.DefineStep("hooks.replyLater", func(ctx context.Contex
 // slowAnswerer takes the token over, then answers its first message two
 // hours later.
 var slowAnswerer = workflow.Define("hooks.slowAnswerer", func(ctx workflow.Context, token string) (string, error) {
-	h := workflow.CreateRespondingHook[string, string](ctx, workflow.HookOptions{Token: token, Force: true})
+	h := workflow.CreateRespondingHook[string, string](ctx, workflow.WithToken(token), workflow.WithForceClaim())
 	m, err := h.Receive(ctx)
 	if err != nil {
 		return "", err
@@ -247,7 +251,7 @@ var slowAnswerer = workflow.Define("hooks.slowAnswerer", func(ctx workflow.Conte
 })
 
 var lingering = workflow.Define("hooks.lingering", func(ctx workflow.Context, token string) (string, error) {
-	h := workflow.CreateRespondingHook[string, string](ctx, workflow.HookOptions{Token: token})
+	h := workflow.CreateRespondingHook[string, string](ctx, workflow.WithToken(token))
 	if m, err := h.Receive(ctx); err == nil {
 		return "", fmt.Errorf("the old owner got %q after losing the token", m.Data)
 	}
@@ -273,7 +277,7 @@ func TestResumeRacingATakeoverFollowsTheToken(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		r, err := workflow.ResumeRespondingHook[string, string](context.Background(), c, "race:1", "hi", workflow.ResumeOptions{})
+		r, err := workflow.ResumeRespondingHook[string, string](context.Background(), c, "race:1", "hi")
 		done <- result{r, err}
 	}()
 	<-paused // the resumer has read the old owner
@@ -335,7 +339,7 @@ func TestRetentionKeepsTheTokenAfterTheRunEnds(t *testing.T) {
 }
 
 var retained = workflow.Define("hooks.retained", func(ctx workflow.Context, token string) (string, error) {
-	h := workflow.CreateHook[string](ctx, workflow.HookOptions{Token: token, MinRetention: time.Hour})
+	h := workflow.CreateHook[string](ctx, workflow.WithToken(token), workflow.WithMinRetention(time.Hour))
 	return h.Receive(ctx)
 })
 

@@ -26,7 +26,7 @@ var approval = workflow.Define("test.approval", func(ctx workflow.Context, id st
 	if _, err := count.Call(ctx, 1); err != nil {
 		return "", err
 	}
-	h := workflow.CreateHook[string](ctx, workflow.HookOptions{Token: "approval:" + id})
+	h := workflow.CreateHook[string](ctx, workflow.WithToken("approval:"+id))
 	defer h.Dispose(ctx)
 	decision, err := h.Receive(ctx)
 	if err != nil {
@@ -93,7 +93,7 @@ func TestResumeUnknownTokenIsNotFound(t *testing.T) {
 }
 
 var race = workflow.Define("test.race", func(ctx workflow.Context, _ struct{}) (int, error) {
-	h := workflow.CreateHook[int](ctx, workflow.HookOptions{})
+	h := workflow.CreateHook[int](ctx)
 	return workflow.Select(ctx, h, workflow.After(ctx, time.Hour)), nil
 })
 
@@ -132,7 +132,7 @@ var drifting = workflow.Define("test.drifting", func(ctx workflow.Context, _ str
 	} else if _, err := double.Call(ctx, 1); err != nil {
 		return 0, err
 	}
-	h := workflow.CreateHook[int](ctx, workflow.HookOptions{Token: "drift"})
+	h := workflow.CreateHook[int](ctx, workflow.WithToken("drift"))
 	return h.Receive(ctx)
 })
 

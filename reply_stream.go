@@ -21,7 +21,7 @@ import (
 //	}))
 //
 //	// caller
-//	answer, err := workflow.ResumeRespondingHook[Question, workflow.Stream[string]](ctx, c, token, q, workflow.ResumeOptions{})
+//	answer, err := workflow.ResumeRespondingHook[Question, workflow.Stream[string]](ctx, c, token, q)
 //	for tok, err := range answer.All(ctx) { ... }
 //
 // The step writes values to the World as they come, batching those that

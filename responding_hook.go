@@ -24,7 +24,7 @@ var (
 	// ErrNotInStep: a step-only call (Respond, Writer) made elsewhere.
 	ErrNotInStep = errors.New("workflow: only a step can do this; pass the step's context.Context")
 	// ErrNoReplyChannel: Respond on a message whose sender waits for no
-	// reply (a webhook that is not Manual).
+	// reply (a webhook that is not manual).
 	ErrNoReplyChannel = errors.New("workflow: the message has no reply channel")
 	// ErrReplyRestarted is yielded by a streamed reply when the step that
 	// was sending it failed and its retry sends the reply again from the
@@ -37,7 +37,7 @@ var (
 // The caller of ResumeRespondingHook gets that answer back, on a reply
 // channel of its own.
 //
-//	h := workflow.CreateRespondingHook[Query, Quote](ctx, workflow.HookOptions{Token: "quotes:" + id})
+//	h := workflow.CreateRespondingHook[Query, Quote](ctx, workflow.WithToken("quotes:"+id))
 //	for msg, err := range h.All(ctx) {
 //		if err != nil { return err }
 //		if _, err := reply.Call(ctx, msg); err != nil { return err } // the step calls msg.Respond
@@ -52,7 +52,7 @@ type RespondingHook[M, R any] struct {
 // CreateRespondingHook creates a responding hook in the calling workflow.
 // Unlike a webhook it may have a deterministic token, and it is not
 // reachable over public HTTP: resume it from your own code.
-func CreateRespondingHook[M, R any](ctx Context, opts HookOptions) *RespondingHook[M, R] {
+func CreateRespondingHook[M, R any](ctx Context, opts ...HookOption) *RespondingHook[M, R] {
 	return newRespondingHook[M, R](ctx, hookOptions(kindResponding, opts), callSite(0))
 }
 
@@ -126,21 +126,29 @@ func (m *HookMessage[M, R]) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// ResumeOptions configures ResumeRespondingHook.
-type ResumeOptions struct {
-	// Timeout bounds the wait for the reply (beyond ctx's own deadline).
-	// For a streamed reply it bounds the wait for the reply to start; the
-	// context given to Stream.All governs the rest.
-	Timeout time.Duration
+// ResumeOption configures ResumeRespondingHook.
+type ResumeOption func(*resumeConfig)
+
+type resumeConfig struct{ timeout time.Duration }
+
+// WithReplyTimeout bounds the wait for the reply (beyond ctx's own
+// deadline). For a streamed reply it bounds the wait for the reply to
+// start; the context given to Stream.All governs the rest.
+func WithReplyTimeout(d time.Duration) ResumeOption {
+	return func(c *resumeConfig) { c.timeout = d }
 }
 
 // ResumeRespondingHook sends msg to the responding hook holding token and
-// waits for the workflow's reply. It fails with ErrHookResponseNotSent if
+// waits for the workflow's reply. It fails with [ErrHookResponseNotSent] if
 // the run ends without replying, with ctx's error (or
-// context.DeadlineExceeded after opts.Timeout) if the reply does not come
-// in time, and with ErrNotRespondingHook, having written nothing, if the
-// hook does not reply. Giving up does not disturb the workflow.
-func ResumeRespondingHook[M, R any](ctx context.Context, c *Client, token string, msg M, opts ResumeOptions) (R, error) {
+// context.DeadlineExceeded after [WithReplyTimeout]) if the reply does not
+// come in time, and with [ErrNotRespondingHook], having written nothing, if
+// the hook does not reply. Giving up does not disturb the workflow.
+func ResumeRespondingHook[M, R any](ctx context.Context, c *Client, token string, msg M, opts ...ResumeOption) (R, error) {
+	var cfg resumeConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
 	var zero R
 	raw, err := marshal("hook message", msg)
 	if err != nil {
@@ -150,7 +158,7 @@ func ResumeRespondingHook[M, R any](ctx context.Context, c *Client, token string
 	if _, err := c.deliver(ctx, token, resumeID, raw, vetResponding); err != nil {
 		return zero, err
 	}
-	return awaitReply[R](ctx, c.world, token, resumeID, opts.Timeout)
+	return awaitReply[R](ctx, c.world, token, resumeID, cfg.timeout)
 }
 
 func vetResponding(h world.Hook) error {

@@ -42,7 +42,7 @@ var quoting = workflow.Define("reply.quoting", func(ctx workflow.Context, req st
 	Token string
 	N     int
 }) (int, error) {
-	h := quotes.Create(ctx, workflow.HookOptions{Token: req.Token})
+	h := quotes.Create(ctx, workflow.WithToken(req.Token))
 	answered := 0
 	for m, err := range h.All(ctx) {
 		if err != nil {
@@ -79,7 +79,7 @@ func TestConcurrentResumesEachGetTheirOwnReply(t *testing.T) {
 		for i := range callers {
 			wg.Go(func() {
 				got[i], errs[i] = quotes.Resume(context.Background(), env.Client, "quotes:many",
-					Query{SKU: fmt.Sprintf("sku-%d", i), Qty: i}, workflow.ResumeOptions{})
+					Query{SKU: fmt.Sprintf("sku-%d", i), Qty: i})
 			})
 		}
 		wg.Wait()
@@ -103,7 +103,7 @@ func TestTheReplyLivesInStreamStorageNotInTheLog(t *testing.T) {
 	var got Quote
 	var err error
 	env.While(func() {
-		got, err = workflow.ResumeRespondingHook[Query, Quote](context.Background(), env.Client, "quotes:one", Query{SKU: "abc", Qty: 2}, workflow.ResumeOptions{})
+		got, err = workflow.ResumeRespondingHook[Query, Quote](context.Background(), env.Client, "quotes:one", Query{SKU: "abc", Qty: 2})
 	})
 	if err != nil || got.Price != 20 || got.Note != "ABC-quoted" {
 		t.Fatalf("got %+v, %v", got, err)
@@ -140,7 +140,7 @@ var respondAgain = workflow.DefineStep("reply.respondAgain", func(ctx context.Co
 })
 
 var twice = workflow.Define("reply.twice", func(ctx workflow.Context, token string) (string, error) {
-	m, err := workflow.CreateRespondingHook[string, string](ctx, workflow.HookOptions{Token: token}).Receive(ctx)
+	m, err := workflow.CreateRespondingHook[string, string](ctx, workflow.WithToken(token)).Receive(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -160,7 +160,7 @@ func TestASecondRespondFails(t *testing.T) {
 	var got string
 	var err error
 	env.While(func() {
-		got, err = workflow.ResumeRespondingHook[string, string](context.Background(), env.Client, "twice:1", "q", workflow.ResumeOptions{})
+		got, err = workflow.ResumeRespondingHook[string, string](context.Background(), env.Client, "twice:1", "q")
 	})
 	if err != nil || got != "first" {
 		t.Fatalf("caller got %q, %v", got, err)
@@ -172,7 +172,7 @@ func TestASecondRespondFails(t *testing.T) {
 }
 
 var outside = workflow.Define("reply.outside", func(ctx workflow.Context, token string) (bool, error) {
-	m, err := workflow.CreateRespondingHook[string, string](ctx, workflow.HookOptions{Token: token}).Receive(ctx)
+	m, err := workflow.CreateRespondingHook[string, string](ctx, workflow.WithToken(token)).Receive(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -188,7 +188,7 @@ func TestRespondOnlyInAStepAndNoReplyFailsTheCaller(t *testing.T) {
 	env.RunUntilIdle()
 	var err error
 	env.While(func() {
-		_, err = workflow.ResumeRespondingHook[string, string](context.Background(), env.Client, "outside:1", "q", workflow.ResumeOptions{})
+		_, err = workflow.ResumeRespondingHook[string, string](context.Background(), env.Client, "outside:1", "q")
 	})
 	if !errors.Is(err, workflow.ErrHookResponseNotSent) {
 		t.Fatalf("caller: %v, want ErrHookResponseNotSent", err)
@@ -214,7 +214,7 @@ var lateAnswer = workflow.DefineStep("reply.lateAnswer", func(ctx context.Contex
 // gated answers its first three messages only when its gate hook is
 // resumed, long after their callers stopped waiting.
 var gated = workflow.Define("reply.gated", func(ctx workflow.Context, token string) (int, error) {
-	h := workflow.CreateRespondingHook[string, workflow.Stream[string]](ctx, workflow.HookOptions{Token: token})
+	h := workflow.CreateRespondingHook[string, workflow.Stream[string]](ctx, workflow.WithToken(token))
 	var ms []workflow.HookMessage[string, workflow.Stream[string]]
 	for len(ms) < 3 {
 		m, err := h.Receive(ctx)
@@ -223,7 +223,7 @@ var gated = workflow.Define("reply.gated", func(ctx workflow.Context, token stri
 		}
 		ms = append(ms, m)
 	}
-	if _, err := workflow.CreateHook[struct{}](ctx, workflow.HookOptions{Token: token + ":gate"}).Receive(ctx); err != nil {
+	if _, err := workflow.CreateHook[struct{}](ctx, workflow.WithToken(token+":gate")).Receive(ctx); err != nil {
 		return 0, err
 	}
 	return lateAnswer.Call(ctx, ms)
@@ -240,12 +240,12 @@ func TestCallersThatGiveUpDoNotDisturbTheWorkflow(t *testing.T) {
 	env.While(func() {
 		var wg sync.WaitGroup
 		wg.Go(func() {
-			_, errs[0] = workflow.ResumeRespondingHook[string, workflow.Stream[string]](context.Background(), env.Client, "gated:1", "timeout", workflow.ResumeOptions{Timeout: 20 * time.Millisecond})
+			_, errs[0] = workflow.ResumeRespondingHook[string, workflow.Stream[string]](context.Background(), env.Client, "gated:1", "timeout", workflow.WithReplyTimeout(20*time.Millisecond))
 		})
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 			defer cancel()
-			_, errs[1] = workflow.ResumeRespondingHook[string, workflow.Stream[string]](ctx, env.Client, "gated:1", "deadline", workflow.ResumeOptions{})
+			_, errs[1] = workflow.ResumeRespondingHook[string, workflow.Stream[string]](ctx, env.Client, "gated:1", "deadline")
 		})
 		wg.Go(func() {
 			ctx, cancel := context.WithCancel(context.Background())
@@ -256,7 +256,7 @@ func TestCallersThatGiveUpDoNotDisturbTheWorkflow(t *testing.T) {
 				time.Sleep(10 * time.Millisecond)
 				cancel()
 			}()
-			_, errs[2] = workflow.ResumeRespondingHook[string, workflow.Stream[string]](ctx, env.Client, "gated:1", "cancel", workflow.ResumeOptions{})
+			_, errs[2] = workflow.ResumeRespondingHook[string, workflow.Stream[string]](ctx, env.Client, "gated:1", "cancel")
 		})
 		wg.Wait()
 	})
@@ -302,7 +302,7 @@ var streamAnswer = workflow.DefineStep("reply.streamAnswer", func(ctx context.Co
 })
 
 var chatTurn = workflow.Define("reply.chatTurn", func(ctx workflow.Context, token string) (string, error) {
-	m, err := workflow.CreateRespondingHook[string, workflow.Stream[string]](ctx, workflow.HookOptions{Token: token}).Receive(ctx)
+	m, err := workflow.CreateRespondingHook[string, workflow.Stream[string]](ctx, workflow.WithToken(token)).Receive(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -321,7 +321,7 @@ func TestAStreamedReplyArrivesAsItIsProduced(t *testing.T) {
 	var err error
 	env.While(func() {
 		var answer workflow.Stream[string]
-		answer, err = workflow.ResumeRespondingHook[string, workflow.Stream[string]](context.Background(), env.Client, "chat:1", "hello streaming world", workflow.ResumeOptions{})
+		answer, err = workflow.ResumeRespondingHook[string, workflow.Stream[string]](context.Background(), env.Client, "chat:1", "hello streaming world")
 		for tok, terr := range answer.All(context.Background()) {
 			if terr != nil {
 				err = terr
@@ -368,8 +368,8 @@ var flakyValue = workflow.DefineStep("reply.flakyValue", func(ctx context.Contex
 }, noBackoff)
 
 var retried = workflow.Define("reply.retried", func(ctx workflow.Context, token string) (string, error) {
-	streamHook := workflow.CreateRespondingHook[string, workflow.Stream[string]](ctx, workflow.HookOptions{Token: token + ":stream"})
-	valueHook := workflow.CreateRespondingHook[string, string](ctx, workflow.HookOptions{Token: token + ":value"})
+	streamHook := workflow.CreateRespondingHook[string, workflow.Stream[string]](ctx, workflow.WithToken(token+":stream"))
+	valueHook := workflow.CreateRespondingHook[string, string](ctx, workflow.WithToken(token+":value"))
 	s, err := streamHook.Receive(ctx)
 	if err != nil {
 		return "", err
@@ -398,7 +398,7 @@ func TestARetriedStepSendsTheReplyAgainFromTheTop(t *testing.T) {
 	var err error
 	env.While(func() {
 		var answer workflow.Stream[string]
-		answer, err = workflow.ResumeRespondingHook[string, workflow.Stream[string]](context.Background(), env.Client, "retried:1:stream", "q", workflow.ResumeOptions{})
+		answer, err = workflow.ResumeRespondingHook[string, workflow.Stream[string]](context.Background(), env.Client, "retried:1:stream", "q")
 		for s, serr := range answer.All(context.Background()) {
 			if errors.Is(serr, workflow.ErrReplyRestarted) {
 				seen = append(seen, "RESTART")
@@ -411,7 +411,7 @@ func TestARetriedStepSendsTheReplyAgainFromTheTop(t *testing.T) {
 			seen = append(seen, s)
 		}
 		if err == nil {
-			value, err = workflow.ResumeRespondingHook[string, string](context.Background(), env.Client, "retried:1:value", "q", workflow.ResumeOptions{})
+			value, err = workflow.ResumeRespondingHook[string, string](context.Background(), env.Client, "retried:1:value", "q")
 		}
 	})
 	if err != nil || strings.Join(seen, " ") != "a b RESTART a b c" {
@@ -433,7 +433,7 @@ func TestAPlainHookCannotBeResumedAsARespondingHook(t *testing.T) {
 	run := workflowtest.Start(env, collector, "collect:plain")
 	env.RunUntilIdle()
 	before := len(run.Events())
-	_, err := workflow.ResumeRespondingHook[string, string](context.Background(), env.Client, "collect:plain", "q", workflow.ResumeOptions{})
+	_, err := workflow.ResumeRespondingHook[string, string](context.Background(), env.Client, "collect:plain", "q")
 	if !errors.Is(err, workflow.ErrNotRespondingHook) {
 		t.Fatalf("err = %v, want ErrNotRespondingHook", err)
 	}

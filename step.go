@@ -18,24 +18,32 @@ type Step[I, O any] struct {
 	def *engine.StepDef
 }
 
-// StepOption configures a step.
-type StepOption func(*engine.StepDef)
+// StepOption configures DefineStep.
+type StepOption func(*stepConfig)
+
+// stepConfig is a step's retry policy.
+type stepConfig struct {
+	maxRetries int
+	backoff    func(retry int) time.Duration
+	timeout    time.Duration
+}
 
 // WithMaxRetries sets how many times a failed attempt is retried
-// (default 3: four attempts in all). A FatalError is never retried.
+// (default [DefaultMaxRetries]: four attempts in all). A [FatalError] is
+// never retried.
 func WithMaxRetries(n int) StepOption {
-	return func(d *engine.StepDef) { d.MaxRetries = max(n, 0) }
+	return func(c *stepConfig) { c.maxRetries = max(n, 0) }
 }
 
 // WithBackoff sets the delay before retry n (1-based) when the error does
-// not carry its own (see Retryable). The default doubles from 1 s to 1 min.
+// not carry its own (see [Retryable]). The default doubles from 1 s to 1 min.
 func WithBackoff(backoff func(retry int) time.Duration) StepOption {
-	return func(d *engine.StepDef) { d.Backoff = backoff }
+	return func(c *stepConfig) { c.backoff = backoff }
 }
 
 // WithTimeout bounds each attempt: its context is cancelled after d.
 func WithTimeout(d time.Duration) StepOption {
-	return func(s *engine.StepDef) { s.Timeout = d }
+	return func(c *stepConfig) { c.timeout = d }
 }
 
 // DefaultMaxRetries is how many times a failed step is retried by default.
@@ -43,10 +51,11 @@ const DefaultMaxRetries = 3
 
 // DefineStep registers a step under a name stored in the log.
 func DefineStep[I, O any](name string, fn func(ctx context.Context, input I) (O, error), opts ...StepOption) *Step[I, O] {
-	def := &engine.StepDef{Name: name, Fn: wrapStep(name, fn), MaxRetries: DefaultMaxRetries, Backoff: engine.DefaultBackoff}
+	cfg := stepConfig{maxRetries: DefaultMaxRetries, backoff: engine.DefaultBackoff}
 	for _, o := range opts {
-		o(def)
+		o(&cfg)
 	}
+	def := &engine.StepDef{Name: name, Fn: wrapStep(name, fn), MaxRetries: cfg.maxRetries, Backoff: cfg.backoff, Timeout: cfg.timeout}
 	engine.Global.AddStep(def)
 	return &Step[I, O]{def: def}
 }

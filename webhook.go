@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/lambdaworkflow/workflow/internal/engine"
 )
@@ -21,23 +20,6 @@ const WebhookPath = "/.well-known/workflow/v1/webhook/"
 // baseURL (e.g. "https://example.com").
 func WebhookURL(baseURL, token string) string {
 	return strings.TrimSuffix(baseURL, "/") + WebhookPath + url.PathEscape(token)
-}
-
-// WebhookOptions configures CreateWebhook. A webhook's token is always
-// generated: anyone who knows it can call the webhook.
-type WebhookOptions struct {
-	// Manual keeps the HTTP caller waiting until a step answers with
-	// WebhookMessage.RespondWith; its response can stream.
-	Manual bool
-	// Response, when not Manual, is sent to every caller once the request
-	// is recorded (its Stream is not used). Nil means 202 Accepted with an
-	// empty body.
-	Response *WebhookResponse
-	// Metadata is stored with the hook (see HookOptions).
-	Metadata any
-	// MinRetention keeps the token unavailable after the run ends (see
-	// HookOptions).
-	MinRetention time.Duration
 }
 
 // webhookMeta is what a webhook stores as its hook metadata: how to answer
@@ -66,7 +48,7 @@ type WebhookResponse struct {
 	// Stream, if made with NewStream, sends more of the body after Body,
 	// chunk by chunk as the step produces it: the caller receives each
 	// chunk as it is written (server-sent events, NDJSON, raw bytes: set
-	// Content-Type accordingly). Only a Manual webhook's reply streams.
+	// Content-Type accordingly). Only a manual webhook's reply streams.
 	Stream Stream[[]byte] `json:"-"`
 }
 
@@ -91,9 +73,10 @@ type Webhook struct {
 // CreateWebhook creates a webhook in the calling workflow. Serve the
 // webhook route with the webhook package's Handler (or call
 // Client.ResumeWebhook from your own).
-func CreateWebhook(ctx Context, opts WebhookOptions) *Webhook {
-	meta := encodeMetadata(webhookMeta{Manual: opts.Manual, Response: opts.Response, User: encodeMetadata(opts.Metadata)})
-	o := engine.HookOptions{Kind: kindWebhook, Metadata: meta, Retention: opts.MinRetention, Replies: opts.Manual}
+func CreateWebhook(ctx Context, opts ...WebhookOption) *Webhook {
+	c := newWebhookConfig(opts)
+	meta := encodeMetadata(webhookMeta{Manual: c.manual, Response: c.response, User: encodeMetadata(c.metadata)})
+	o := engine.HookOptions{Kind: kindWebhook, Metadata: meta, Retention: c.retention, Replies: c.manual}
 	return &Webhook{newRespondingHook[WebhookRequest, WebhookResponse](ctx, o, callSite(0))}
 }
 
@@ -125,7 +108,7 @@ type WebhookMessage struct {
 	HookMessage[WebhookRequest, WebhookResponse]
 }
 
-// RespondWith sends the HTTP response to the caller of a Manual webhook,
+// RespondWith sends the HTTP response to the caller of a manual webhook,
 // from a step (see HookMessage.Respond).
 func (m WebhookMessage) RespondWith(ctx context.Context, resp WebhookResponse) error {
 	return m.Respond(ctx, resp)

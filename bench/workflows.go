@@ -97,7 +97,7 @@ func hookToken(runID string, i int) string { return fmt.Sprintf("%s/hook/%d", ru
 // resume it is also the suspended run of the memory benchmark.
 var resume = workflow.Define("bench.resume", func(ctx workflow.Context, in ResumeInput) (int, error) {
 	for i := 1; i <= in.Resumes; i++ {
-		h := workflow.CreateHook[Payload](ctx, workflow.HookOptions{Token: hookToken(ctx.RunID(), i)})
+		h := workflow.CreateHook[Payload](ctx, workflow.WithToken(hookToken(ctx.RunID(), i)))
 		if _, err := h.Receive(ctx); err != nil {
 			return 0, err
 		}

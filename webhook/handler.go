@@ -5,7 +5,7 @@
 //
 // A request to a webhook's URL is delivered to its workflow as a
 // workflow.WebhookRequest, and answered the way the webhook was created to
-// answer: 202 Accepted, a static response, or (Manual) the response a step
+// answer: 202 Accepted, a static response, or (manual, [workflow.WithManualResponse]) the response a step
 // sends, streamed to the caller chunk by chunk as the step writes it.
 package webhook
 

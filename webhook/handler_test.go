@@ -60,11 +60,14 @@ type hookSpec struct {
 }
 
 var receiver = workflow.Define("webhook.receiver", func(ctx workflow.Context, spec hookSpec) ([]string, error) {
-	opts := workflow.WebhookOptions{Manual: spec.Mode == "manual"}
-	if spec.Mode == "static" {
-		opts.Response = &workflow.WebhookResponse{Status: http.StatusCreated, Header: http.Header{"X-Kind": {"static"}}, Body: []byte("noted")}
+	var opts []workflow.WebhookOption
+	switch spec.Mode {
+	case "manual":
+		opts = append(opts, workflow.WithManualResponse())
+	case "static":
+		opts = append(opts, workflow.WithStaticResponse(workflow.WebhookResponse{Status: http.StatusCreated, Header: http.Header{"X-Kind": {"static"}}, Body: []byte("noted")}))
 	}
-	wh := workflow.CreateWebhook(ctx, opts)
+	wh := workflow.CreateWebhook(ctx, opts...)
 	if _, err := publish.Call(ctx, wh.URL(ctx)); err != nil {
 		return nil, err
 	}
@@ -87,12 +90,12 @@ var receiver = workflow.Define("webhook.receiver", func(ctx workflow.Context, sp
 })
 
 var plain = workflow.Define("webhook.plain", func(ctx workflow.Context, token string) (string, error) {
-	_, err := workflow.CreateHook[string](ctx, workflow.HookOptions{Token: token}).Receive(ctx)
+	_, err := workflow.CreateHook[string](ctx, workflow.WithToken(token)).Receive(ctx)
 	return "", err
 })
 
 var responding = workflow.Define("webhook.responding", func(ctx workflow.Context, token string) (string, error) {
-	_, err := workflow.CreateRespondingHook[string, string](ctx, workflow.HookOptions{Token: token}).Receive(ctx)
+	_, err := workflow.CreateRespondingHook[string, string](ctx, workflow.WithToken(token)).Receive(ctx)
 	return "", err
 })
 
@@ -189,7 +192,7 @@ func TestWebhookSendsItsStaticResponse(t *testing.T) {
 	}
 }
 
-// A Manual webhook's caller receives the body chunk by chunk as the step
+// A manual webhook's caller receives the body chunk by chunk as the step
 // writes it: the step holds its second chunk until the caller has read
 // the first, so an unflushed response would never arrive.
 func TestManualWebhookStreamsTheStepsResponse(t *testing.T) {
@@ -326,10 +329,14 @@ var tryRespond = workflow.DefineStep("webhook.tryRespond", func(ctx context.Cont
 	return errors.Is(m.RespondWith(ctx, workflow.WebhookResponse{}), workflow.ErrNoReplyChannel), nil
 })
 
-// unanswered never answers a Manual webhook's call; a non-Manual one's
+// unanswered never answers a manual webhook's call; a non-manual one's
 // calls have no reply channel to answer on.
 var unanswered = workflow.Define("webhook.unanswered", func(ctx workflow.Context, manual bool) (string, error) {
-	wh := workflow.CreateWebhook(ctx, workflow.WebhookOptions{Manual: manual, Metadata: map[string]bool{"manual": manual}})
+	opts := []workflow.WebhookOption{workflow.WithMetadata(map[string]bool{"manual": manual})}
+	if manual {
+		opts = append(opts, workflow.WithManualResponse())
+	}
+	wh := workflow.CreateWebhook(ctx, opts...)
 	if _, err := publish.Call(ctx, wh.URL(ctx)); err != nil {
 		return "", err
 	}
@@ -368,7 +375,7 @@ func TestWebhookCallsWithoutAnAnswer(t *testing.T) {
 		case err != nil:
 			t.Fatal(err)
 		case manual && (resp.StatusCode != http.StatusInternalServerError || body != ""):
-			t.Fatalf("a Manual webhook whose run ends without answering: %d %q, want 500", resp.StatusCode, body)
+			t.Fatalf("a manual webhook whose run ends without answering: %d %q, want 500", resp.StatusCode, body)
 		case !manual && (resp.StatusCode != http.StatusAccepted || got != "no reply channel: true"):
 			t.Fatalf("a default webhook: %d, the run says %q", resp.StatusCode, got)
 		}

@@ -17,7 +17,7 @@ var sendEmail = workflow.DefineStep("wt.email", func(ctx context.Context, to str
 
 var reminder = workflow.Define("wt.reminder", func(ctx workflow.Context, to string) (string, error) {
 	workflow.Sleep(ctx, 7*24*time.Hour)
-	h := workflow.CreateHook[string](ctx, workflow.HookOptions{Token: "unsubscribe:" + to})
+	h := workflow.CreateHook[string](ctx, workflow.WithToken("unsubscribe:"+to))
 	if workflow.Select(ctx, h, workflow.After(ctx, 24*time.Hour)) == 0 {
 		return "unsubscribed", nil
 	}
@@ -57,7 +57,7 @@ func TestResumeHookWhileTheRunWaits(t *testing.T) {
 }
 
 var waitsForever = workflow.Define("wt.forever", func(ctx workflow.Context, _ struct{}) (int, error) {
-	return workflow.CreateHook[int](ctx, workflow.HookOptions{}).Receive(ctx)
+	return workflow.CreateHook[int](ctx).Receive(ctx)
 })
 
 func TestResultSaysWhenNothingCanHappen(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 // after the call returned:
 //
 //	env.While(func() {
-//		quote, err = workflow.ResumeRespondingHook[Query, Quote](ctx, env.Client, token, q, workflow.ResumeOptions{})
+//		quote, err = workflow.ResumeRespondingHook[Query, Quote](ctx, env.Client, token, q)
 //	})
 //
 // Time does not skip meanwhile: a timer the reply depends on needs an

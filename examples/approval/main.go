@@ -54,7 +54,7 @@ var respond = workflow.DefineStep("approval.respond", func(ctx context.Context, 
 
 // Order waits for an approval, acts on it, and tells the approver.
 var Order = workflow.Define("approval.order", func(ctx workflow.Context, orderID string) (Outcome, error) {
-	hook := Approvals.Create(ctx, workflow.HookOptions{Token: "approval:" + orderID})
+	hook := Approvals.Create(ctx, workflow.WithToken("approval:"+orderID))
 	defer hook.Dispose(ctx)
 	msg, err := hook.Receive(ctx) // the run suspends here, at no cost, for as long as it takes
 	if err != nil {
@@ -104,7 +104,7 @@ func main() {
 	// hook and return the workflow's answer as the response.
 	decision := Decision{Approved: !*reject, Approver: "ann@example.com"}
 	say("%s decides: approved=%v", decision.Approver, decision.Approved)
-	outcome, err := Approvals.Resume(ctx, client, token, decision, workflow.ResumeOptions{Timeout: time.Minute})
+	outcome, err := Approvals.Resume(ctx, client, token, decision, workflow.WithReplyTimeout(time.Minute))
 	if err != nil {
 		log.Fatal(err)
 	}

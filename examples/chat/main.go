@@ -50,7 +50,7 @@ var answer = workflow.DefineStep("chat.answer", func(ctx context.Context, in str
 
 // Conversation keeps the history and answers each message until "bye".
 var Conversation = workflow.Define("chat.conversation", func(ctx workflow.Context, id string) ([]Turn, error) {
-	hook := Chat.Create(ctx, workflow.HookOptions{Token: "chat:" + id})
+	hook := Chat.Create(ctx, workflow.WithToken("chat:"+id))
 	var history []Turn
 	for msg, err := range hook.All(ctx) {
 		if err != nil {
@@ -107,7 +107,7 @@ func main() {
 	// stream the reply into the response.
 	for _, text := range []string{"hello", "what is a durable function?", "bye"} {
 		fmt.Printf("user:      %s\nassistant: ", text)
-		reply, err := Chat.Resume(ctx, client, token, text, workflow.ResumeOptions{Timeout: time.Minute})
+		reply, err := Chat.Resume(ctx, client, token, text, workflow.WithReplyTimeout(time.Minute))
 		if err != nil {
 			log.Fatal(err)
 		}

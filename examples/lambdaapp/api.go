@@ -129,7 +129,7 @@ func approve(ctx context.Context, c *workflow.Client, id string, body []byte) ev
 	if err := json.Unmarshal(body, &a); err != nil || a.Approver == "" {
 		return reply(http.StatusBadRequest, errorBody(`expected {"approve": bool, "approver": string}`))
 	}
-	r, err := Approvals.Resume(ctx, c, ApprovalToken(id), a, workflow.ResumeOptions{Timeout: ReplyTimeout})
+	r, err := Approvals.Resume(ctx, c, ApprovalToken(id), a, workflow.WithReplyTimeout(ReplyTimeout))
 	switch {
 	case err == nil:
 		return reply(http.StatusOK, r)

@@ -158,7 +158,7 @@ var ProcessOrder = workflow.Define("lambdaapp.order", func(ctx workflow.Context,
 
 	// The approval hook exists from the start, so a manager's early call
 	// waits for its answer instead of failing with ErrHookNotFound.
-	approval := Approvals.Create(ctx, workflow.HookOptions{Token: ApprovalToken(o.ID)})
+	approval := Approvals.Create(ctx, workflow.WithToken(ApprovalToken(o.ID)))
 	defer approval.Dispose(ctx)
 
 	confirmation, err := awaitConfirmation(ctx, o, p)
@@ -180,7 +180,7 @@ var ProcessOrder = workflow.Define("lambdaapp.order", func(ctx workflow.Context,
 
 // awaitConfirmation publishes a webhook and waits for a valid call to it.
 func awaitConfirmation(ctx workflow.Context, o Order, p Price) (Confirmation, error) {
-	wh := workflow.CreateWebhook(ctx, workflow.WebhookOptions{Manual: true})
+	wh := workflow.CreateWebhook(ctx, workflow.WithManualResponse())
 	defer wh.Dispose(ctx)
 	if err := workflow.SetAttributes(ctx, map[string]string{WebhookAttribute: wh.URL(ctx), "totalCents": strconv.Itoa(p.TotalCents)}); err != nil {
 		return Confirmation{}, err

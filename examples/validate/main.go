@@ -69,7 +69,7 @@ func send(ctx workflow.Context, msg workflow.HookMessage[Signup, Receipt], r Rec
 
 // Application takes submissions until one is valid, and returns its ID.
 var Application = workflow.Define("validate.application", func(ctx workflow.Context, id string) (string, error) {
-	intake := Intake.Create(ctx, workflow.HookOptions{Token: "intake:" + id})
+	intake := Intake.Create(ctx, workflow.WithToken("intake:"+id))
 	for msg, err := range intake.All(ctx) {
 		if err != nil {
 			return "", err
@@ -106,7 +106,7 @@ func main() {
 	app.WaitForHook(token)
 
 	for _, s := range []Signup{{Email: "not an email", Age: 12}, {Email: "kid@example.com", Age: 17}, {Email: "ada@example.com", Age: 36}} {
-		r, err := Intake.Resume(ctx, client, token, s, workflow.ResumeOptions{Timeout: time.Minute})
+		r, err := Intake.Resume(ctx, client, token, s, workflow.WithReplyTimeout(time.Minute))
 		if err != nil {
 			log.Fatal(err)
 		}

@@ -1,5 +1,5 @@
 // Command webhook serves a workflow's webhook over HTTP on 127.0.0.1 and
-// prints the curl command that calls it. The webhook is Manual: a step
+// prints the curl command that calls it. The webhook is manual (WithManualResponse): a step
 // answers the request, and its response streams to curl as server-sent
 // events, one event per word, as the step writes them.
 //
@@ -54,7 +54,7 @@ var respond = workflow.DefineStep("webhook.respond", func(ctx context.Context, m
 
 // Inbox waits for one call to its webhook and answers it.
 var Inbox = workflow.Define("webhook.inbox", func(ctx workflow.Context, _ struct{}) (string, error) {
-	hook := workflow.CreateWebhook(ctx, workflow.WebhookOptions{Manual: true})
+	hook := workflow.CreateWebhook(ctx, workflow.WithManualResponse())
 	if _, err := publishURL.Call(ctx, hook.URL(ctx)); err != nil {
 		return "", err
 	}

@@ -33,7 +33,7 @@ var answer = workflow.DefineStep("webhooktest.answer", func(ctx context.Context,
 })
 
 var serve = workflow.Define("webhooktest.serve", func(ctx workflow.Context, _ struct{}) (struct{}, error) {
-	wh := workflow.CreateWebhook(ctx, workflow.WebhookOptions{Manual: true})
+	wh := workflow.CreateWebhook(ctx, workflow.WithManualResponse())
 	if err := workflow.SetAttributes(ctx, map[string]string{"url": wh.URL(ctx)}); err != nil {
 		return struct{}{}, err
 	}

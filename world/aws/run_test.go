@@ -21,7 +21,7 @@ var awsFlow = workflow.Define("aws-test.flow", func(ctx workflow.Context, id str
 		}
 	}
 	workflow.Sleep(ctx, 2*time.Second)
-	h := workflow.CreateHook[string](ctx, workflow.HookOptions{Token: "aws-test:" + id})
+	h := workflow.CreateHook[string](ctx, workflow.WithToken("aws-test:"+id))
 	word, err := h.Receive(ctx)
 	return fmt.Sprint(word, " ", n), err
 })

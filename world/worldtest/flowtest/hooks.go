@@ -10,7 +10,7 @@ import (
 
 // collect takes messages until one says "stop", then disposes the hook.
 var collect = workflow.Define("flowtest.collect", func(ctx workflow.Context, token string) (string, error) {
-	h := workflow.CreateHook[string](ctx, workflow.HookOptions{Token: token})
+	h := workflow.CreateHook[string](ctx, workflow.WithToken(token))
 	var got []string
 	for v, err := range h.All(ctx) {
 		if err != nil {
@@ -45,7 +45,11 @@ var hold = workflow.Define("flowtest.hold", func(ctx workflow.Context, req struc
 	Token string
 	Force bool
 }) (string, error) {
-	h := workflow.CreateHook[string](ctx, workflow.HookOptions{Token: req.Token, Force: req.Force})
+	opts := []workflow.HookOption{workflow.WithToken(req.Token)}
+	if req.Force {
+		opts = append(opts, workflow.WithForceClaim())
+	}
+	h := workflow.CreateHook[string](ctx, opts...)
 	v, err := h.Receive(ctx)
 	switch {
 	case errors.Is(err, workflow.ErrHookForceClaimed):

@@ -22,7 +22,7 @@ var echoing = workflow.Define("flowtest.echoing", func(ctx workflow.Context, req
 	Token string
 	N     int
 }) (int, error) {
-	h := echoes.Create(ctx, workflow.HookOptions{Token: req.Token})
+	h := echoes.Create(ctx, workflow.WithToken(req.Token))
 	for n := 0; n < req.N; n++ {
 		m, err := h.Receive(ctx)
 		if err != nil {
@@ -50,7 +50,7 @@ func startEchoing(t *testing.T, e *env, n int) (*workflow.Run[int], string) {
 func respondingHookReplies(t *testing.T, e *env) {
 	run, token := startEchoing(t, e, 2)
 	for _, msg := range []string{"one", "two"} {
-		got, err := echoes.Resume(e.ctx, e.client, token, msg, workflow.ResumeOptions{})
+		got, err := echoes.Resume(e.ctx, e.client, token, msg)
 		if err != nil || got != "echo "+msg {
 			t.Fatalf("reply to %q: %q, %v", msg, got, err)
 		}
@@ -68,7 +68,7 @@ func respondingHookConcurrentCallers(t *testing.T, e *env) {
 	for i := range callers {
 		wg.Go(func() {
 			msg := fmt.Sprint("caller-", i)
-			got, err := echoes.Resume(e.ctx, e.client, token, msg, workflow.ResumeOptions{})
+			got, err := echoes.Resume(e.ctx, e.client, token, msg)
 			if err != nil || got != "echo "+msg {
 				t.Errorf("caller %d got %q, %v", i, got, err)
 			}
@@ -92,7 +92,7 @@ var spell = workflow.DefineStep("flowtest.spell", func(ctx context.Context, m wo
 })
 
 var speller = workflow.Define("flowtest.speller", func(ctx workflow.Context, token string) (struct{}, error) {
-	m, err := workflow.CreateRespondingHook[string, workflow.Stream[string]](ctx, workflow.HookOptions{Token: token}).Receive(ctx)
+	m, err := workflow.CreateRespondingHook[string, workflow.Stream[string]](ctx, workflow.WithToken(token)).Receive(ctx)
 	if err != nil {
 		return struct{}{}, err
 	}
@@ -103,7 +103,7 @@ func respondingHookStreamedReply(t *testing.T, e *env) {
 	token := unique("spell")
 	run := start(t, e, speller, token)
 	waitForHook(t, e, token)
-	letters, err := workflow.ResumeRespondingHook[string, workflow.Stream[string]](e.ctx, e.client, token, "stream", workflow.ResumeOptions{})
+	letters, err := workflow.ResumeRespondingHook[string, workflow.Stream[string]](e.ctx, e.client, token, "stream")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func respondingHookStreamedReply(t *testing.T, e *env) {
 
 // ignore takes a message and ends without answering it.
 var ignore = workflow.Define("flowtest.ignore", func(ctx workflow.Context, token string) (string, error) {
-	m, err := workflow.CreateRespondingHook[string, string](ctx, workflow.HookOptions{Token: token}).Receive(ctx)
+	m, err := workflow.CreateRespondingHook[string, string](ctx, workflow.WithToken(token)).Receive(ctx)
 	return m.Data, err
 })
 
@@ -130,7 +130,7 @@ func respondingHookNoReply(t *testing.T, e *env) {
 	token := unique("ignore")
 	run := start(t, e, ignore, token)
 	waitForHook(t, e, token)
-	_, err := workflow.ResumeRespondingHook[string, string](e.ctx, e.client, token, "hello?", workflow.ResumeOptions{})
+	_, err := workflow.ResumeRespondingHook[string, string](e.ctx, e.client, token, "hello?")
 	if !errors.Is(err, workflow.ErrHookResponseNotSent) {
 		t.Fatalf("err = %v, want ErrHookResponseNotSent", err)
 	}
@@ -143,7 +143,7 @@ func plainHookDoesNotReply(t *testing.T, e *env) {
 	token := unique("hold")
 	run := startHold(t, e, token, false)
 	waitForHook(t, e, token)
-	_, err := workflow.ResumeRespondingHook[string, string](e.ctx, e.client, token, "q", workflow.ResumeOptions{})
+	_, err := workflow.ResumeRespondingHook[string, string](e.ctx, e.client, token, "q")
 	if !errors.Is(err, workflow.ErrNotRespondingHook) {
 		t.Fatalf("err = %v, want ErrNotRespondingHook", err)
 	}

@@ -39,7 +39,7 @@ var counter = workflow.Define("flowtest.counter", func(ctx workflow.Context, tok
 			return struct{}{}, err
 		}
 	}
-	if _, err := workflow.CreateHook[struct{}](ctx, workflow.HookOptions{Token: token}).Receive(ctx); err != nil {
+	if _, err := workflow.CreateHook[struct{}](ctx, workflow.WithToken(token)).Receive(ctx); err != nil {
 		return struct{}{}, err
 	}
 	return count.Call(ctx, [2]int{5, 10})

@@ -26,8 +26,8 @@ var shout = workflow.DefineStep("flowtest.shout", func(ctx context.Context, m wo
 // hooked creates a webhook of each mode, publishes their tokens, and
 // answers one call to each.
 var hooked = workflow.Define("flowtest.hooked", func(ctx workflow.Context, _ struct{}) (string, error) {
-	accepting := workflow.CreateWebhook(ctx, workflow.WebhookOptions{})
-	manual := workflow.CreateWebhook(ctx, workflow.WebhookOptions{Manual: true})
+	accepting := workflow.CreateWebhook(ctx)
+	manual := workflow.CreateWebhook(ctx, workflow.WithManualResponse())
 	if _, err := publish.Call(ctx, []string{accepting.Token(ctx), manual.Token(ctx)}); err != nil {
 		return "", err
 	}
@@ -92,7 +92,7 @@ func webhookRoute(t *testing.T, e *env) {
 	if code, body := post(token, "x"); code != http.StatusNotFound || body != "" {
 		t.Fatalf("a responding hook over HTTP: %d %q, want an empty 404", code, body)
 	}
-	if _, err := echoes.Resume(e.ctx, e.client, token, "done", workflow.ResumeOptions{}); err != nil {
+	if _, err := echoes.Resume(e.ctx, e.client, token, "done"); err != nil {
 		t.Fatal(err)
 	}
 	result(t, e, echoRun)
