@@ -99,10 +99,14 @@ func toRecord(err error) *errorRecord {
 		r.Kind, r.Data = "hook_conflict", mustMarshal(e)
 	case *InvalidPayloadError:
 		r.Kind, cause = "invalid_payload", e.Err
-	case *engine.Nondeterminism:
+	case *NondeterminismError:
 		r.Kind, r.Data = "nondeterminism", mustMarshal(e)
-	case *engine.PanicError:
+	case *engine.Nondeterminism:
+		return toRecord((*NondeterminismError)(e))
+	case *PanicError:
 		r.Kind, r.Data, r.Stack = "panic", mustMarshal(e.Value), e.Stack
+	case *engine.PanicError:
+		return toRecord((*PanicError)(e))
 	default:
 		switch {
 		case err == engine.ErrMaxEvents:
@@ -165,12 +169,12 @@ func fromRecord(r *errorRecord) error {
 	case "invalid_payload":
 		return &InvalidPayloadError{Err: cause}
 	case "nondeterminism":
-		e := &engine.Nondeterminism{}
+		e := &NondeterminismError{}
 		if json.Unmarshal(r.Data, e) == nil {
 			return e
 		}
 	case "panic":
-		e := &engine.PanicError{Stack: r.Stack}
+		e := &PanicError{Stack: r.Stack}
 		_ = json.Unmarshal(r.Data, &e.Value)
 		return e
 	case "max_events":

@@ -87,11 +87,29 @@ func (e *RunCancelledError) Is(target error) bool { return target == ErrRunCance
 
 // NondeterminismError fails a run whose workflow code no longer makes the
 // durable calls its log recorded: it names the log position, what the log
-// holds, and what the code did instead, with its file and line.
-type NondeterminismError = engine.Nondeterminism
+// holds, and what the code did instead, with its file and line. It
+// survives the log: errors.As finds it, fields and all, in a failed run's
+// error.
+type NondeterminismError struct {
+	RunID    string
+	Slot     int64  // the log position that disagrees
+	Expected string // the call the log recorded there
+	Found    string // what the workflow did instead, with its file:line
+}
 
-// PanicError is a panic recovered from a step or from workflow code.
-type PanicError = engine.PanicError
+func (e *NondeterminismError) Error() string {
+	return fmt.Sprintf("nondeterministic workflow: run %s, event %d: the log records %s, but the workflow %s",
+		e.RunID, e.Slot, e.Expected, e.Found)
+}
+
+// PanicError is a panic recovered from a step: the panic's value, printed,
+// and the goroutine's stack where it happened.
+type PanicError struct {
+	Value string
+	Stack string
+}
+
+func (e *PanicError) Error() string { return "panic: " + e.Value }
 
 // RemoteError stands for an error whose Go type is not registered with
 // RegisterError: it keeps the original type name, message and cause chain.
