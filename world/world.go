@@ -8,7 +8,9 @@
 //   - an event takes a 1-based slot in its run's log by conditional write, and
 //     a writer that loses a slot is told which events it missed;
 //   - a hook token is claimed by conditional write and is unique across runs;
-//   - an append to the log of a finished run is refused.
+//   - an append to the log of a finished run is refused;
+//   - a run is leased to at most one invocation at a time (optional, see
+//     Leaser), and an append made under a lease its writer lost is refused.
 //
 // Every implementation runs the shared conformance suite in world/worldtest.
 package world
@@ -40,6 +42,8 @@ var (
 	ErrHookConflict = errors.New("world: hook token held by another run")
 	ErrHookNotOwner = errors.New("world: hook token owned by another run")
 	ErrStreamClosed = errors.New("world: stream closed")
+	ErrLeaseHeld    = errors.New("world: run leased to another invocation")
+	ErrLeaseLost    = errors.New("world: run lease not held")
 )
 
 // EventType names an entry of a run's event log.
@@ -256,4 +260,45 @@ type Notifier interface {
 	// WaitStream returns once the stream has a chunk at index >= from or is
 	// closed, or when ctx is done.
 	WaitStream(ctx context.Context, name string, from int64) error
+}
+
+// Lease says which invocation drives a run live, and until when it may be
+// presumed alive without renewing. Until is wall-clock time: leases are
+// about processes, not about a workflow's time.
+type Lease struct {
+	Owner string    `json:"owner"`
+	Until time.Time `json:"until"`
+}
+
+// Leaser is implemented by Worlds that can lease a run to one invocation,
+// so that an invocation on another machine does not take a step attempt
+// still running for one that died, nor run a step twice. The engine
+// acquires the lease before it reads a run's log, renews it while it
+// drives the run, writes the log with AppendLeased, and releases it when it
+// suspends. On a World without it, only invocations in one process are
+// kept apart (world/worldtest/flowtest's overlap scenarios fail there).
+//
+// Leases are compared with the now the caller passes and the Until it
+// wrote, so the World needs no clock of its own.
+type Leaser interface {
+	// AcquireLease gives the run's lease to lease.Owner until lease.Until if
+	// nobody holds it, its holder's Until is not after now, or lease.Owner
+	// holds it already. Otherwise nothing changes and the error matches
+	// ErrLeaseHeld; the holder's lease is returned. A missing run is
+	// ErrRunNotFound.
+	AcquireLease(ctx context.Context, runID string, lease Lease, now time.Time) (held Lease, err error)
+	// RenewLease moves the Until of a lease that lease.Owner holds. If
+	// another owner took it or it was released, the error matches
+	// ErrLeaseLost. A lease past its Until that nobody took is still held.
+	RenewLease(ctx context.Context, runID string, lease Lease) error
+	// ReleaseLease frees the lease owner holds (ErrLeaseLost if it holds
+	// none) and returns the run's LastSlot as the release saw it, so the
+	// releaser learns of events appended after its last read: the lease
+	// kept other invocations from acting on them.
+	ReleaseLease(ctx context.Context, runID, owner string) (lastSlot int64, err error)
+	// AppendLeased is AppendEvents by the holder of the run's lease: if
+	// owner does not hold it (another owner took it, or it was released)
+	// nothing is written and the error matches ErrLeaseLost. This fences
+	// off an invocation that stalled past its lease and was replaced.
+	AppendLeased(ctx context.Context, owner, runID string, from int64, events []Event, update *RunUpdate) (missed []Event, err error)
 }

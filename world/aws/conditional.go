@@ -35,21 +35,27 @@ func (w *World) putIf(ctx context.Context, it ddbItem, cond expression.Condition
 	return refusal(err)
 }
 
-// updateIf applies update to the item at key if cond holds.
+// updateIf applies update to the item at key if cond holds. Unlike the
+// others it also returns the item as updated when it succeeds, in held:
+// the item is small, and a caller may need a value the update did not set.
 func (w *World) updateIf(ctx context.Context, key ddbItem, update expression.UpdateBuilder, cond expression.ConditionBuilder) (held ddbItem, refused bool, err error) {
 	e, err := expression.NewBuilder().WithCondition(cond).WithUpdate(update).Build()
 	if err != nil {
 		return nil, false, err
 	}
-	_, err = w.ddb.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	out, err := w.ddb.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           &w.opts.Table,
 		Key:                                 key,
 		UpdateExpression:                    e.Update(),
 		ConditionExpression:                 e.Condition(),
 		ExpressionAttributeNames:            e.Names(),
 		ExpressionAttributeValues:           e.Values(),
+		ReturnValues:                        types.ReturnValueAllNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
+	if err == nil {
+		return out.Attributes, false, nil
+	}
 	return refusal(err)
 }
 

@@ -71,6 +71,23 @@ func TestCallCosts(t *testing.T) {
 		}, is(world.ErrSlotTaken), calls{"DynamoDB.TransactWriteItems": 1, "DynamoDB.Query": 1}},
 		{"Events", w, func(ctx context.Context) error { _, err := w.Events(ctx, "r", 0); return err },
 			ok, calls{"DynamoDB.Query": 1}},
+		{"AcquireLease", w, func(ctx context.Context) error {
+			_, err := w.AcquireLease(ctx, "r", world.Lease{Owner: "a", Until: time.Now().Add(time.Minute)}, time.Now())
+			return err
+		}, ok, calls{"DynamoDB.UpdateItem": 1}},
+		{"AcquireLease of a held lease", w, func(ctx context.Context) error {
+			_, err := w.AcquireLease(ctx, "r", world.Lease{Owner: "b", Until: time.Now().Add(time.Minute)}, time.Now())
+			return err
+		}, is(world.ErrLeaseHeld), calls{"DynamoDB.UpdateItem": 1}},
+		{"RenewLease", w, func(ctx context.Context) error {
+			return w.RenewLease(ctx, "r", world.Lease{Owner: "a", Until: time.Now().Add(time.Minute)})
+		}, ok, calls{"DynamoDB.UpdateItem": 1}},
+		{"AppendLeased", w, func(ctx context.Context) error {
+			_, err := w.AppendLeased(ctx, "a", "r", 4, []world.Event{testEvent(world.StepStarted, "")}, nil)
+			return err
+		}, ok, calls{"DynamoDB.TransactWriteItems": 1}},
+		{"ReleaseLease", w, func(ctx context.Context) error { _, err := w.ReleaseLease(ctx, "r", "a"); return err },
+			ok, calls{"DynamoDB.UpdateItem": 1}},
 		{"ClaimHook of a free token", w, func(ctx context.Context) error { _, err := w.ClaimHook(ctx, hook, false); return err },
 			ok, calls{"DynamoDB.PutItem": 1}},
 		{"ClaimHook by its holder", w, func(ctx context.Context) error { _, err := w.ClaimHook(ctx, hook, false); return err },

@@ -140,7 +140,10 @@
 //	ListRuns                          1 Query per page read (+ GetObjects)
 //	AppendEvents                      1 TransactWriteItems (events + 1, + 1 with an update)
 //	  at a taken slot                 1 TransactWriteItems, 1 Query
+//	  AppendLeased                    the same: the lease is checked in the head's condition
 //	Events                            1 Query (+ GetObjects)
+//	AcquireLease, RenewLease,         1 UpdateItem each (of the log head), refused or not
+//	  ReleaseLease
 //	ClaimHook                         1 PutItem; a takeover 2
 //	GetHook                           1 GetItem
 //	DisposeHook                       1 DeleteItem, or 1 UpdateItem with retention

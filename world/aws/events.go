@@ -19,6 +19,21 @@ import (
 // run. A refusal is decided from the cancellation reasons and the head as
 // it was, never by trying again.
 func (w *World) AppendEvents(ctx context.Context, runID string, from int64, events []world.Event, update *world.RunUpdate) ([]world.Event, error) {
+	return w.appendEvents(ctx, "", runID, from, events, update)
+}
+
+// AppendLeased implements world.Leaser: AppendEvents whose condition on the
+// log head also checks that owner holds the run's lease, which the head
+// carries. It costs what AppendEvents costs.
+func (w *World) AppendLeased(ctx context.Context, owner, runID string, from int64, events []world.Event, update *world.RunUpdate) ([]world.Event, error) {
+	if owner == "" {
+		return nil, fmt.Errorf("append to run %s: no lease owner: %w", runID, world.ErrLeaseLost)
+	}
+	return w.appendEvents(ctx, owner, runID, from, events, update)
+}
+
+// appendEvents appends, under owner's lease unless owner is empty.
+func (w *World) appendEvents(ctx context.Context, owner, runID string, from int64, events []world.Event, update *world.RunUpdate) ([]world.Event, error) {
 	if from < 1 {
 		return nil, fmt.Errorf("append to run %s: slot %d: slots start at 1", runID, from)
 	}
@@ -38,7 +53,7 @@ func (w *World) AppendEvents(ctx context.Context, runID string, from int64, even
 		w.deleteObjects(ctx, keys)
 		return nil, fmt.Errorf("append to run %s: %w", runID, err)
 	}
-	writes, err := w.appendItems(runID, from, items, change)
+	writes, err := w.appendItems(runID, owner, from, items, change)
 	if err != nil {
 		w.deleteObjects(ctx, keys)
 		return nil, fmt.Errorf("append to run %s: %w", runID, err)
@@ -46,7 +61,7 @@ func (w *World) AppendEvents(ctx context.Context, runID string, from int64, even
 	err = w.transact(ctx, writes)
 	if reasons, ok := cancelReasons(err); ok {
 		w.deleteObjects(ctx, keys)
-		return w.appendRefused(ctx, runID, from, len(items), reasons, err)
+		return w.appendRefused(ctx, owner, runID, from, len(items), reasons, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("append to run %s at slot %d: %w", runID, from, err)
@@ -69,8 +84,9 @@ func (c *runChange) blobs() []blob {
 }
 
 // appendItems returns the transaction of AppendEvents: the events, then the
-// log head, then the run if it changes.
-func (w *World) appendItems(runID string, from int64, events []eventItem, change *runChange) ([]types.TransactWriteItem, error) {
+// log head (checking owner's lease if owner is set), then the run if it
+// changes.
+func (w *World) appendItems(runID, owner string, from int64, events []eventItem, change *runChange) ([]types.TransactWriteItem, error) {
 	var writes []types.TransactWriteItem
 	for i := range events {
 		av, err := marshalItem(&events[i])
@@ -84,11 +100,15 @@ func (w *World) appendItems(runID string, from int64, events []eventItem, change
 	if change != nil && change.Status.Terminal() {
 		next = next.Set(expression.Name("finished"), expression.Value(true))
 	}
-	headExpr, err := expression.NewBuilder().WithUpdate(next).WithCondition(expression.And(
+	cond := expression.And(
 		expression.AttributeExists(expression.Name(attrPK)),
 		expression.Name("next").Equal(expression.Value(from)),
 		expression.Name("finished").Equal(expression.Value(false)),
-	)).Build()
+	)
+	if owner != "" {
+		cond = cond.And(leaseHeldBy(owner))
+	}
+	headExpr, err := expression.NewBuilder().WithUpdate(next).WithCondition(cond).Build()
 	if err != nil {
 		return nil, err
 	}
@@ -141,8 +161,9 @@ func (c *runChange) expression(now time.Time) expression.UpdateBuilder {
 }
 
 // appendRefused explains a cancelled append from the reasons of its items:
-// events (0..n-1), then the log head as it was.
-func (w *World) appendRefused(ctx context.Context, runID string, from int64, n int, reasons []types.CancellationReason, err error) ([]world.Event, error) {
+// events (0..n-1), then the log head as it was. A writer that lost its
+// lease is told so first: whatever else happened, it must stop.
+func (w *World) appendRefused(ctx context.Context, owner, runID string, from int64, n int, reasons []types.CancellationReason, err error) ([]world.Event, error) {
 	headRefused, old := refused(reasons, n)
 	if headRefused && old == nil {
 		return nil, fmt.Errorf("append to run %s: %w", runID, world.ErrRunNotFound)
@@ -152,6 +173,9 @@ func (w *World) appendRefused(ctx context.Context, runID string, from int64, n i
 		if err := unmarshalItem(old, &head); err != nil {
 			return nil, fmt.Errorf("append to run %s: decode log head: %w", runID, err)
 		}
+	}
+	if headRefused && owner != "" && head.LeaseOwner != owner {
+		return nil, fmt.Errorf("append to run %s: %w", runID, world.ErrLeaseLost)
 	}
 	slotTaken := headRefused && head.Next > from
 	for i := range n {

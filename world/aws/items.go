@@ -82,12 +82,16 @@ func listingKey(at time.Time, id string) string {
 }
 
 // logHead sits after a run's events and guards appends: Next is the next
-// free slot, Finished is set with a terminal status. It is small, so the
-// condition every append checks costs little.
+// free slot, Finished is set with a terminal status. It also holds the
+// run's lease (LeaseUntil in Unix milliseconds), so that the condition an
+// append already checks fences off a writer that lost the lease at no
+// extra write. It is small, so that condition costs little.
 type logHead struct {
 	itemKeys
-	Next     int64 `json:"next"`
-	Finished bool  `json:"finished"`
+	Next       int64  `json:"next"`
+	Finished   bool   `json:"finished"`
+	LeaseOwner string `json:"leaseOwner,omitempty"`
+	LeaseUntil int64  `json:"leaseUntil,omitempty"`
 }
 
 // eventItem is one entry of a run's log.

@@ -61,3 +61,11 @@ func boolArg(b bool) int64 {
 	}
 	return 0
 }
+
+// nullIfEmpty stores "" as NULL, which the statements read as "not given".
+func nullIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

@@ -16,8 +16,9 @@ import (
 // claimQueue runs before a World's first Receive. It takes an exclusive
 // lock on the directory's queue, so a second worker process fails clearly
 // instead of competing, and then releases every message a dead process had
-// received but not acknowledged: without it, a run that was mid-step when
-// its worker was killed would wait out the whole visibility timeout.
+// received but not acknowledged, and every run lease its invocations held:
+// without it, a run that was mid-step when its worker was killed would
+// wait out the whole visibility timeout, then the lease.
 func (w *World) claimQueue() error {
 	w.queueOnce.Do(func() {
 		f, err := os.OpenFile(filepath.Join(w.dir, "queue.lock"), os.O_CREATE|os.O_RDWR, 0o644)
@@ -33,8 +34,10 @@ func (w *World) claimQueue() error {
 		w.queueLock = f // held, and so locked, until Close
 		w.queueErr = w.write(func(s *writeStmts) error {
 			now := w.clock.Now().UnixNano()
-			_, err := s.releaseInflight.Exec(now)
-			return err
+			if _, err := s.releaseInflight.Exec(now); err != nil {
+				return err
+			}
+			return releaseLeases(s)
 		})
 	})
 	return w.queueErr

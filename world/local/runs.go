@@ -189,6 +189,19 @@ func (w *World) ListRuns(ctx context.Context, f world.RunFilter) (world.RunPage,
 
 // AppendEvents implements world.Store.
 func (w *World) AppendEvents(_ context.Context, runID string, from int64, events []world.Event, update *world.RunUpdate) ([]world.Event, error) {
+	return w.appendEvents("", runID, from, events, update)
+}
+
+// AppendLeased implements world.Leaser.
+func (w *World) AppendLeased(_ context.Context, owner, runID string, from int64, events []world.Event, update *world.RunUpdate) ([]world.Event, error) {
+	if owner == "" {
+		return nil, fmt.Errorf("append to run %s: no lease owner: %w", runID, world.ErrLeaseLost)
+	}
+	return w.appendEvents(owner, runID, from, events, update)
+}
+
+// appendEvents appends, under owner's lease unless owner is empty.
+func (w *World) appendEvents(owner, runID string, from int64, events []world.Event, update *world.RunUpdate) ([]world.Event, error) {
 	var u world.RunUpdate
 	if update != nil {
 		u = *update
@@ -207,13 +220,13 @@ func (w *World) AppendEvents(_ context.Context, runID string, from int64, events
 	var missed []world.Event
 	err = w.write(func(s *writeStmts) error {
 		res, err := s.advanceRun.Exec(runID, from, from+int64(len(events)), status, finished,
-			blobArg(u.Output), blobArg(u.Error), attrs, updatedAt)
+			blobArg(u.Output), blobArg(u.Error), attrs, updatedAt, nullIfEmpty(owner))
 		if err != nil {
 			return err
 		}
 		if n, err := res.RowsAffected(); err != nil || n == 0 {
 			if err == nil {
-				missed, err = refusedAppend(s, runID, from)
+				missed, err = refusedAppend(s, owner, runID, from)
 			}
 			return err
 		}
@@ -228,9 +241,15 @@ func (w *World) AppendEvents(_ context.Context, runID string, from int64, events
 }
 
 // refusedAppend tells why an append at from did not take: the run is
-// missing, the slot is taken (returning the events from it on), from is
-// past the end of the log, or the run has finished.
-func refusedAppend(s *writeStmts, runID string, from int64) ([]world.Event, error) {
+// missing, the writer lost its lease, the slot is taken (returning the
+// events from it on), from is past the end of the log, or the run has
+// finished.
+func refusedAppend(s *writeStmts, owner, runID string, from int64) ([]world.Event, error) {
+	if owner != "" {
+		if _, held, err := leaseOf(s, runID); err != nil || held.Owner != owner {
+			return nil, errors.Join(world.ErrLeaseLost, err)
+		}
+	}
 	var next int64
 	var finished bool
 	err := s.runState.QueryRow(runID).Scan(&next, &finished)
@@ -239,6 +258,7 @@ func refusedAppend(s *writeStmts, runID string, from int64) ([]world.Event, erro
 		return nil, world.ErrRunNotFound
 	case err != nil:
 		return nil, err
+
 	case from >= 1 && from < next:
 		rows, err := s.eventsFrom.Query(runID, from)
 		if err != nil {

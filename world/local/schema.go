@@ -8,7 +8,7 @@ import (
 
 // schemaVersion is kept in PRAGMA user_version; a later version of this
 // package that changes the schema migrates from it.
-const schemaVersion = 1
+const schemaVersion = 2
 
 // Times are INTEGER Unix nanoseconds, NULL for the zero time; JSON fields
 // are BLOBs, NULL when empty.
@@ -25,7 +25,9 @@ CREATE TABLE runs (
 	attributes  TEXT,                -- a JSON object, NULL when empty
 	created_at  INTEGER,
 	updated_at  INTEGER,
-	next_slot   INTEGER NOT NULL     -- the slot the next append must start at
+	next_slot   INTEGER NOT NULL,    -- the slot the next append must start at
+	lease_owner TEXT,                -- the invocation driving the run, NULL when none
+	lease_until INTEGER              -- when that invocation's lease lapses unless renewed
 );
 CREATE INDEX runs_by_workflow ON runs(workflow);
 CREATE INDEX runs_by_status ON runs(status);
@@ -79,8 +81,15 @@ CREATE TABLE stream_chunks (
 ) WITHOUT ROWID;
 `
 
-// migrate creates the schema in a new database and refuses one written by
-// a newer version of this package.
+// upgrades[v] takes a database from schema version v+1 to v+2.
+var upgrades = []string{
+	// 1 → 2: run leases.
+	`ALTER TABLE runs ADD COLUMN lease_owner TEXT;
+	ALTER TABLE runs ADD COLUMN lease_until INTEGER;`,
+}
+
+// migrate creates the schema in a new database, upgrades one written by an
+// older version of this package, and refuses one written by a newer.
 func migrate(ctx context.Context, conn *sql.Conn) error {
 	var version int
 	if err := conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
@@ -97,8 +106,14 @@ func migrate(ctx context.Context, conn *sql.Conn) error {
 		return err
 	}
 	defer tx.Rollback() // a no-op once committed
-	if _, err := tx.ExecContext(ctx, schema); err != nil {
-		return err
+	steps := []string{schema}
+	if version > 0 {
+		steps = upgrades[version-1:]
+	}
+	for _, step := range steps {
+		if _, err := tx.ExecContext(ctx, step); err != nil {
+			return err
+		}
 	}
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
 		return err
@@ -117,7 +132,9 @@ type writeStmts struct {
 	begin, commit, rollback *sql.Stmt
 
 	insertRun, runByID, advanceRun, runState *sql.Stmt
-	insertEvent, eventsFrom                  *sql.Stmt
+
+	acquireLease, renewLease, releaseLease, leaseState, releaseAllLeases *sql.Stmt
+	insertEvent, eventsFrom                                              *sql.Stmt
 
 	hookByToken, putHook, deleteHook, disposeHook *sql.Stmt
 
@@ -136,7 +153,8 @@ func (s *writeStmts) prepare(ctx context.Context, conn *sql.Conn) error {
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 		&s.runByID: `SELECT ` + runReadColumns + ` FROM runs WHERE id = ?`,
 		// The fast path of an append: it succeeds only if from is the next
-		// slot and the run is not finished; NULL arguments leave a column be.
+		// slot, the run is not finished and, for a leased append (?10 set),
+		// the writer holds the lease; NULL arguments leave a column be.
 		&s.advanceRun: `UPDATE runs SET
 				next_slot = ?3,
 				status = coalesce(?4, status),
@@ -145,8 +163,16 @@ func (s *writeStmts) prepare(ctx context.Context, conn *sql.Conn) error {
 				error = coalesce(?7, error),
 				attributes = coalesce(json_patch(coalesce(attributes, '{}'), ?8), attributes),
 				updated_at = coalesce(?9, updated_at)
-			WHERE id = ?1 AND next_slot = ?2 AND finished = 0`,
+			WHERE id = ?1 AND next_slot = ?2 AND finished = 0 AND (?10 IS NULL OR lease_owner = ?10)`,
 		&s.runState: `SELECT next_slot, finished FROM runs WHERE id = ?`,
+
+		&s.acquireLease: `UPDATE runs SET lease_owner = ?2, lease_until = ?3
+			WHERE id = ?1 AND (lease_owner IS NULL OR lease_owner = ?2 OR lease_until <= ?4)`,
+		&s.renewLease: `UPDATE runs SET lease_until = ?3 WHERE id = ?1 AND lease_owner = ?2`,
+		&s.releaseLease: `UPDATE runs SET lease_owner = NULL, lease_until = NULL
+			WHERE id = ?1 AND lease_owner = ?2 RETURNING next_slot - 1`,
+		&s.leaseState:       `SELECT next_slot - 1, coalesce(lease_owner, ''), lease_until FROM runs WHERE id = ?`,
+		&s.releaseAllLeases: `UPDATE runs SET lease_owner = NULL, lease_until = NULL WHERE lease_owner IS NOT NULL`,
 		&s.insertEvent: `INSERT INTO events (run_id, slot, type, correlation_id, payload, created_at)
 			VALUES (?, ?, ?, ?, ?, ?)`,
 		&s.eventsFrom: `SELECT slot, type, correlation_id, payload, created_at

@@ -41,6 +41,7 @@ type World struct {
 type runState struct {
 	run    world.Run
 	events []world.Event
+	lease  world.Lease // zero Owner: not leased
 }
 
 type queued struct {
@@ -78,6 +79,7 @@ func New(opts ...Option) *World {
 
 var _ world.World = (*World)(nil)
 var _ world.Notifier = (*World)(nil)
+var _ world.Leaser = (*World)(nil)
 
 // Close implements world.World.
 func (w *World) Close() error { return nil }
@@ -207,6 +209,22 @@ func (w *World) AppendEvents(_ context.Context, runID string, from int64, events
 	if !ok {
 		return nil, fmt.Errorf("append to run %s: %w", runID, world.ErrRunNotFound)
 	}
+	return w.appendLocked(rs, from, events, update)
+}
+
+// AppendLeased implements world.Leaser.
+func (w *World) AppendLeased(_ context.Context, owner, runID string, from int64, events []world.Event, update *world.RunUpdate) ([]world.Event, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	rs, err := w.leasedLocked(runID, owner)
+	if err != nil {
+		return nil, fmt.Errorf("append to run %s: %w", runID, err)
+	}
+	return w.appendLocked(rs, from, events, update)
+}
+
+func (w *World) appendLocked(rs *runState, from int64, events []world.Event, update *world.RunUpdate) ([]world.Event, error) {
+	runID := rs.run.ID
 	if next := int64(len(rs.events)) + 1; from != next {
 		if from < next && from >= 1 {
 			return slices.Clone(rs.events[from-1:]), fmt.Errorf("append to run %s at slot %d: %w", runID, from, world.ErrSlotTaken)
@@ -226,6 +244,61 @@ func (w *World) AppendEvents(_ context.Context, runID string, from int64, events
 	}
 	w.broadcastLocked()
 	return nil, nil
+}
+
+// AcquireLease implements world.Leaser.
+func (w *World) AcquireLease(_ context.Context, runID string, lease world.Lease, now time.Time) (world.Lease, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	rs, ok := w.runs[runID]
+	if !ok {
+		return world.Lease{}, fmt.Errorf("lease run %s: %w", runID, world.ErrRunNotFound)
+	}
+	if held := rs.lease; held.Owner != "" && held.Owner != lease.Owner && held.Until.After(now) {
+		return held, fmt.Errorf("lease run %s: %w", runID, world.ErrLeaseHeld)
+	}
+	rs.lease = lease
+	return lease, nil
+}
+
+// RenewLease implements world.Leaser.
+func (w *World) RenewLease(_ context.Context, runID string, lease world.Lease) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	rs, err := w.leasedLocked(runID, lease.Owner)
+	if err != nil {
+		return fmt.Errorf("renew lease of run %s: %w", runID, err)
+	}
+	rs.lease = lease
+	return nil
+}
+
+// ReleaseLease implements world.Leaser.
+func (w *World) ReleaseLease(_ context.Context, runID, owner string) (int64, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	rs, err := w.leasedLocked(runID, owner)
+	if err != nil {
+		last := int64(0)
+		if rs != nil {
+			last = rs.run.LastSlot
+		}
+		return last, fmt.Errorf("release lease of run %s: %w", runID, err)
+	}
+	rs.lease = world.Lease{}
+	return rs.run.LastSlot, nil
+}
+
+// leasedLocked returns the run if owner holds its lease.
+func (w *World) leasedLocked(runID, owner string) (*runState, error) {
+	rs, ok := w.runs[runID]
+	switch {
+	case !ok:
+		return nil, world.ErrRunNotFound
+	case rs.lease.Owner != owner || owner == "":
+		return rs, world.ErrLeaseLost
+	}
+	return rs, nil
 }
 
 // Events implements world.Store.

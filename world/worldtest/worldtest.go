@@ -42,6 +42,7 @@ func Run(t *testing.T, newWorld func(t *testing.T) world.World) {
 		{"Wait", waitTests},
 		{"Race", raceTests},
 		{"Starter", starterTests},
+		{"Lease", leaseTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -1,0 +1,90 @@
+package local
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lambdaworkflow/workflow/world"
+)
+
+var _ world.Leaser = (*World)(nil)
+
+// AcquireLease implements world.Leaser.
+func (w *World) AcquireLease(_ context.Context, runID string, lease world.Lease, now time.Time) (world.Lease, error) {
+	var held world.Lease
+	err := w.write(func(s *writeStmts) error {
+		res, err := s.acquireLease.Exec(runID, lease.Owner, timeArg(lease.Until), timeArg(now))
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			return err
+		}
+		if _, held, err = leaseOf(s, runID); err != nil {
+			return err
+		}
+		return world.ErrLeaseHeld
+	})
+	if err != nil {
+		return held, fmt.Errorf("lease run %s: %w", runID, err)
+	}
+	return lease, nil
+}
+
+// RenewLease implements world.Leaser.
+func (w *World) RenewLease(_ context.Context, runID string, lease world.Lease) error {
+	err := w.write(func(s *writeStmts) error {
+		res, err := s.renewLease.Exec(runID, lease.Owner, timeArg(lease.Until))
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			return err
+		}
+		_, _, err = leaseOf(s, runID)
+		return errors.Join(world.ErrLeaseLost, err)
+	})
+	if err != nil {
+		return fmt.Errorf("renew lease of run %s: %w", runID, err)
+	}
+	return nil
+}
+
+// ReleaseLease implements world.Leaser.
+func (w *World) ReleaseLease(_ context.Context, runID, owner string) (int64, error) {
+	var last int64
+	err := w.write(func(s *writeStmts) error {
+		err := s.releaseLease.QueryRow(runID, owner).Scan(&last)
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		last, _, err = leaseOf(s, runID)
+		return errors.Join(world.ErrLeaseLost, err)
+	})
+	if err != nil {
+		return last, fmt.Errorf("release lease of run %s: %w", runID, err)
+	}
+	return last, nil
+}
+
+// leaseOf reads a run's last slot and lease; ErrRunNotFound if it has none.
+func leaseOf(s *writeStmts, runID string) (last int64, held world.Lease, err error) {
+	var until sql.NullInt64
+	err = s.leaseState.QueryRow(runID).Scan(&last, &held.Owner, &until)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, held, world.ErrRunNotFound
+	}
+	held.Until = timeCol(until)
+	return last, held, err
+}
+
+// releaseLeases frees every lease, when this World takes the directory's
+// queue: one process serves a directory, so every invocation that held a
+// lease belonged to a process that has died.
+func releaseLeases(s *writeStmts) error {
+	_, err := s.releaseAllLeases.Exec()
+	return err
+}
