@@ -15,9 +15,14 @@ test: ## vet and run every test; the AWS World's tests need MiniStack (make emul
 	for m in $(MODULES); do $(GO) -C $$m vet ./... || exit 1; done
 	for m in $(MODULES); do $(GO) -C $$m test -race -count=1 -timeout 15m ./... || exit 1; done
 
-lint: ## gofmt, staticcheck and go mod tidy, in every module
+lint: ## gofmt, public citations, then staticcheck and go mod tidy in every module
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
-	for m in $(MODULES); do (cd $$m && $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./... && $(GO) mod tidy -diff) || exit 1; done
+	scripts/check-citations.sh
+	@for m in $(MODULES); do \
+		echo "== $$m"; \
+		(cd $$m && $(GO) mod tidy -diff) || { echo "go mod tidy: $$m/go.mod or go.sum is not tidy (run go mod tidy there)"; exit 1; }; \
+		(cd $$m && $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...) || exit 1; \
+	done
 
 emulator: ## install and start MiniStack on 127.0.0.1:4566 for the AWS tests
 	scripts/emulator.sh start
