@@ -1,7 +1,12 @@
 package workflow
 
-// ChildRun is a run started from inside a workflow. It is a Future of the
-// child's result: Get waits (durably) for the child to end.
+import "errors"
+
+// ChildRun is a run started from inside a workflow with
+// [Workflow.StartChild]. It is a [Future] of the child's result: Get waits
+// (durably) for the child to end, woken by the child itself, not by
+// polling. [ChildRun.Handle] gives the child's [RunHandle], to read its
+// status or cancel it.
 type ChildRun[O any] struct {
 	*opFuture[O]
 }
@@ -30,7 +35,8 @@ func (w *Workflow[I, O]) StartChild(ctx Context, input I, opts ...ChildOption) *
 	}
 	op := ctx.engine().StartChild(w.name, raw, cfg.runID, callSite(1))
 	return &ChildRun[O]{&opFuture[O]{op: op, wrap: func(err error) error {
-		if cancelled, ok := err.(*RunCancelledError); ok {
+		var cancelled *RunCancelledError
+		if errors.As(err, &cancelled) {
 			return cancelled
 		}
 		return &RunFailedError{RunID: op.ChildRunID(), Err: err}
@@ -46,3 +52,6 @@ func (c *ChildRun[O]) RunID(ctx Context) string {
 	ctx.engine().Block(op.Created)
 	return op.ChildRunID()
 }
+
+// Handle waits until the child run exists and returns its handle.
+func (c *ChildRun[O]) Handle(ctx Context) *RunHandle[O] { return RunHandleOf[O](c.RunID(ctx)) }

@@ -109,20 +109,22 @@ func runIDFor(workflow string, cfg startConfig) string {
 // GetRun returns a handle on an existing run whose result is an O.
 func GetRun[O any](ctx context.Context, c *Client, runID string) (*Run[O], error) {
 	if _, err := c.world.GetRun(ctx, runID); err != nil {
-		return nil, wrapNotFound(err)
+		return nil, worldError(err)
 	}
 	return &Run[O]{ID: runID, c: c}, nil
 }
 
-func wrapNotFound(err error) error {
-	if errors.Is(err, world.ErrRunNotFound) {
-		return fmt.Errorf("%w: %w", ErrRunNotFound, err)
+// worldError gives an error from the World the root package's sentinel
+// to match with errors.Is, keeping the World's error in the chain.
+func worldError(err error) error {
+	for _, m := range []struct{ world, root error }{
+		{world.ErrRunNotFound, ErrRunNotFound},
+		{world.ErrRunFinished, ErrRunFinished},
+		{world.ErrHookNotFound, ErrHookNotFound},
+	} {
+		if errors.Is(err, m.world) {
+			return fmt.Errorf("%w: %w", m.root, err)
+		}
 	}
 	return err
-}
-
-// ListRuns lists runs, newest first, filtered by workflow, status and
-// attributes; pass the returned cursor back to get the next page.
-func (c *Client) ListRuns(ctx context.Context, filter world.RunFilter) (world.RunPage, error) {
-	return c.world.ListRuns(ctx, filter)
 }

@@ -57,6 +57,8 @@ var (
 	ErrMaxEventsExceeded = engine.ErrMaxEvents
 	// ErrRunNotFound is returned for an unknown run ID.
 	ErrRunNotFound = errors.New("workflow run not found")
+	// ErrRunFinished: the run has already ended, e.g. cancelling it again.
+	ErrRunFinished = errors.New("workflow run has already finished")
 )
 
 // RunFailedError is the error of a run that failed; Err is what failed it,

@@ -131,14 +131,15 @@ func TestAnInvalidPayloadErrorSurvivesTheLog(t *testing.T) {
 var original = workflow.Define("hooks.original", func(ctx workflow.Context, req [2]string) (string, error) {
 	token, action := req[0], req[1]
 	h := workflow.CreateHook[string](ctx, workflow.WithToken(token))
-	orig := h.Conflict(ctx)
-	if orig == nil {
+	owner := h.Conflict(ctx)
+	if owner == "" {
 		v, err := h.Receive(ctx)
 		return "original: " + v, err
 	}
 	if _, err := h.Receive(ctx); !errors.Is(err, workflow.ErrHookConflict) {
 		return "", fmt.Errorf("the duplicate's Receive: %v, want ErrHookConflict", err)
 	}
+	orig := workflow.RunHandleOf[string](owner)
 	status, err := orig.Status(ctx)
 	if err != nil {
 		return "", err
@@ -147,7 +148,7 @@ var original = workflow.Define("hooks.original", func(ctx workflow.Context, req 
 		return "cancelled " + orig.ID, orig.Cancel(ctx, "superseded")
 	}
 	res, err := orig.Result(ctx)
-	return fmt.Sprintf("duplicate of %s (%s): %v", orig.ID, status, res), err
+	return fmt.Sprintf("duplicate of %s (%s): %s", orig.ID, status, res), err
 })
 
 func TestConflictReturnsAHandleOnTheOwner(t *testing.T) {
@@ -193,7 +194,7 @@ var holder = workflow.Define("hooks.holder", func(ctx workflow.Context, req [2]s
 		if mode == "linger" {
 			workflow.Sleep(ctx, time.Hour)
 		}
-		return "taken over by " + owner.ID, nil
+		return "taken over by " + owner, nil
 	}
 	return "got " + v, err
 })

@@ -223,7 +223,7 @@ func TestCancelReachesARunningStep(t *testing.T) {
 	if !errors.As(err, &cancelled) || cancelled.Reason != "customer changed their mind" || !errors.Is(err, workflow.ErrRunCancelled) {
 		t.Fatalf("err = %v", err)
 	}
-	if err := run.Cancel(ctx, "again"); !errors.Is(err, world.ErrRunFinished) {
+	if err := run.Cancel(ctx, "again"); !errors.Is(err, workflow.ErrRunFinished) {
 		t.Fatalf("cancelling twice: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/lambdaworkflow/workflow/internal/engine"
@@ -9,18 +10,25 @@ import (
 )
 
 // Status is a run's lifecycle state.
-type Status = world.RunStatus
+type Status string
 
-// Run statuses.
+// Run statuses. Completed, Failed and Cancelled are terminal.
 const (
-	StatusPending   = world.StatusPending
-	StatusRunning   = world.StatusRunning
-	StatusCompleted = world.StatusCompleted
-	StatusFailed    = world.StatusFailed
-	StatusCancelled = world.StatusCancelled
+	StatusPending   Status = "pending"
+	StatusRunning   Status = "running"
+	StatusCompleted Status = "completed"
+	StatusFailed    Status = "failed"
+	StatusCancelled Status = "cancelled"
 )
 
-// Run is a handle on a run whose result is an O.
+// Terminal reports whether a run in this status can no longer change.
+func (s Status) Terminal() bool {
+	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled
+}
+
+// Run is a run seen from ordinary Go code (an HTTP handler, a CLI, a
+// test), whose result is an O. Get one from [Start] or [GetRun]. Workflow
+// code sees other runs as a [RunHandle] instead.
 type Run[O any] struct {
 	ID string
 	c  *Client
@@ -30,9 +38,9 @@ type Run[O any] struct {
 func (r *Run[O]) Status(ctx context.Context) (Status, error) {
 	run, err := r.c.world.GetRun(ctx, r.ID)
 	if err != nil {
-		return "", wrapNotFound(err)
+		return "", worldError(err)
 	}
-	return run.Status, nil
+	return Status(run.Status), nil
 }
 
 // Attributes returns the run's attributes, including the reserved
@@ -40,21 +48,21 @@ func (r *Run[O]) Status(ctx context.Context) (Status, error) {
 func (r *Run[O]) Attributes(ctx context.Context) (map[string]string, error) {
 	run, err := r.c.world.GetRun(ctx, r.ID)
 	if err != nil {
-		return nil, wrapNotFound(err)
+		return nil, worldError(err)
 	}
 	return run.Attributes, nil
 }
 
 // Result waits until the run ends and returns its result. A failed run
-// returns a *RunFailedError (errors.Is ErrRunFailed) whose cause keeps its
-// kind; a cancelled one a *RunCancelledError. Waiting is a blocking wait on
+// returns a [*RunFailedError] (errors.Is [ErrRunFailed]) whose cause keeps
+// its kind; a cancelled one a [*RunCancelledError]. Waiting is a blocking wait on
 // the World, not a polling loop, where the World supports it.
 func (r *Run[O]) Result(ctx context.Context) (O, error) {
 	var out O
 	for {
 		run, err := r.c.world.GetRun(ctx, r.ID)
 		if err != nil {
-			return out, wrapNotFound(err)
+			return out, worldError(err)
 		}
 		if run.Status.Terminal() {
 			return decodeResult[O](run)
@@ -74,7 +82,8 @@ func decodeResult[O any](run world.Run) (O, error) {
 		}
 		return out, nil
 	case world.StatusCancelled:
-		if cancelled, ok := decodeError(run.Error).(*RunCancelledError); ok && len(run.Error) > 0 {
+		var cancelled *RunCancelledError
+		if len(run.Error) > 0 && errors.As(decodeError(run.Error), &cancelled) {
 			return out, cancelled
 		}
 		return out, &RunCancelledError{RunID: run.ID}
@@ -85,14 +94,8 @@ func decodeResult[O any](run world.Run) (O, error) {
 
 // Cancel ends the run with a reason. Steps running for it have their
 // contexts cancelled; its hooks are released. Cancelling a run that has
-// already ended is an error matching world.ErrRunFinished.
+// already ended is an error matching [ErrRunFinished].
 func (r *Run[O]) Cancel(ctx context.Context, reason string) error {
 	encoded := encodeError(&RunCancelledError{RunID: r.ID, Reason: reason})
-	return wrapNotFound(engine.Cancel(ctx, r.c.world, r.ID, reason, encoded, r.c.now()))
-}
-
-// Events returns the run's event log.
-func (r *Run[O]) Events(ctx context.Context) ([]world.Event, error) {
-	evs, err := r.c.world.Events(ctx, r.ID, 0)
-	return evs, wrapNotFound(err)
+	return worldError(engine.Cancel(ctx, r.c.world, r.ID, reason, encoded, r.c.now()))
 }

@@ -61,7 +61,7 @@ func (r *Run[O]) Readable(ctx context.Context, namespace string, startIndex int6
 func (r *Run[O]) waitWrites(ctx context.Context, cur *cursor) (finished bool, err error) {
 	run, err := r.c.world.GetRun(ctx, r.ID)
 	if err != nil {
-		return false, wrapNotFound(err)
+		return false, worldError(err)
 	}
 	if run.Status.Terminal() {
 		return true, nil

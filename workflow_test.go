@@ -11,7 +11,6 @@ import (
 
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/workflowtest"
-	"github.com/lambdaworkflow/workflow/world"
 )
 
 var double = workflow.DefineStep("test.double", func(ctx context.Context, n int) (int, error) { return 2 * n, nil })
@@ -209,7 +208,11 @@ var child = workflow.Define("test.child", func(ctx workflow.Context, n int) (int
 var parent = workflow.Define("test.parent", func(ctx workflow.Context, n int) (string, error) {
 	c := child.StartChild(ctx, n)
 	v, err := c.Get(ctx)
-	return fmt.Sprint(c.RunID(ctx), " ", v), err
+	if err != nil {
+		return "", err
+	}
+	status, err := c.Handle(ctx).Status(ctx) // the same run, seen through its RunHandle
+	return fmt.Sprint(c.RunID(ctx), " ", v, " ", status), err
 })
 
 func TestChildRunIsAwaitedAndTagged(t *testing.T) {
@@ -220,8 +223,8 @@ func TestChildRunIsAwaitedAndTagged(t *testing.T) {
 		t.Fatal(err)
 	}
 	childID, v, _ := strings.Cut(got, " ")
-	if v != "42" {
-		t.Fatalf("child result %q", v)
+	if v != "42 completed" {
+		t.Fatalf("child result and status %q, want 42 completed", v)
 	}
 	r, err := workflow.GetRun[int](context.Background(), env.Client, childID)
 	if err != nil {
@@ -248,7 +251,7 @@ func TestIdempotencyKeyReturnsTheSameRun(t *testing.T) {
 	if _, err := a.Result(); err != nil {
 		t.Fatal(err)
 	}
-	page, _ := env.Client.ListRuns(context.Background(), world.RunFilter{Workflow: "test.child"})
+	page, _ := env.Client.ListRuns(context.Background(), workflow.RunFilter{Workflow: "test.child"})
 	if len(page.Runs) != 1 {
 		t.Fatalf("%d runs listed, want 1", len(page.Runs))
 	}

@@ -264,7 +264,7 @@ func TestNonWebhookTokensAre404(t *testing.T) {
 		}
 	}
 	for _, run := range runs {
-		evs, _ := run.Events(f.ctx)
+		evs, _ := f.world.Events(f.ctx, run.ID, 0)
 		for _, ev := range evs {
 			if ev.Type == world.HookReceived {
 				t.Errorf("run %s received a webhook call", run.ID)

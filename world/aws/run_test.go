@@ -61,7 +61,7 @@ func TestRunThroughTheAWSWorld(t *testing.T) {
 	if err != nil || got != "resumed 3" {
 		t.Fatalf("got %q, %v", got, err)
 	}
-	evs, _ := run.Events(ctx)
+	evs, _ := w.Events(ctx, run.ID, 0)
 	var kinds []string
 	for _, ev := range evs {
 		kinds = append(kinds, string(ev.Type))

@@ -53,9 +53,9 @@ var hold = workflow.Define("flowtest.hold", func(ctx workflow.Context, req struc
 	v, err := h.Receive(ctx)
 	switch {
 	case errors.Is(err, workflow.ErrHookForceClaimed):
-		return "taken by " + h.Conflict(ctx).ID, nil
+		return "taken by " + h.Conflict(ctx), nil
 	case errors.Is(err, workflow.ErrHookConflict):
-		return "held by " + h.Conflict(ctx).ID, nil
+		return "held by " + h.Conflict(ctx), nil
 	}
 	return "got " + v, err
 })
