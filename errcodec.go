@@ -99,6 +99,10 @@ func toRecord(err error) *errorRecord {
 		r.Kind, r.Data = "hook_conflict", mustMarshal(e)
 	case *InvalidPayloadError:
 		r.Kind, cause = "invalid_payload", e.Err
+	case *RemoteError:
+		// Passed on (a child's failure in its parent's): keep the original
+		// type, not the stand-in's.
+		r.Type, cause = e.Type, e.Err
 	case *NondeterminismError:
 		r.Kind, r.Data = "nondeterminism", mustMarshal(e)
 	case *engine.Nondeterminism:
@@ -150,9 +154,9 @@ func fromRecord(r *errorRecord) error {
 	cause := fromRecord(r.Cause)
 	switch r.Kind {
 	case "fatal":
-		return &FatalError{Err: cause}
+		return &FatalError{Err: causeOrMessage(cause, r)}
 	case "retryable":
-		return &RetryableError{Err: cause, RetryAfter: r.RetryAfter}
+		return &RetryableError{Err: causeOrMessage(cause, r), RetryAfter: r.RetryAfter}
 	case "step":
 		return &StepError{Step: r.Step, Attempts: r.Attempts, Err: cause}
 	case "run_failed":
@@ -167,7 +171,7 @@ func fromRecord(r *errorRecord) error {
 			return e
 		}
 	case "invalid_payload":
-		return &InvalidPayloadError{Err: cause}
+		return &InvalidPayloadError{Err: causeOrMessage(cause, r)}
 	case "nondeterminism":
 		e := &NondeterminismError{}
 		if json.Unmarshal(r.Data, e) == nil {
@@ -196,6 +200,16 @@ func fromRecord(r *errorRecord) error {
 		return sentinel
 	}
 	return &RemoteError{Type: r.Type, Message: r.Message, Err: cause}
+}
+
+// causeOrMessage is the cause of an error that only wraps one. A record
+// without it (hand-edited, or written by a buggy writer) keeps its message
+// as the cause, since these types' Error methods report their cause's.
+func causeOrMessage(cause error, r *errorRecord) error {
+	if cause == nil {
+		return errors.New(r.Message)
+	}
+	return cause
 }
 
 // codec is the engine's view of the error model.

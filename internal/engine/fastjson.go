@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"unicode/utf8"
 )
 
 // The payloads of the events every step writes (step_created, step_started,
@@ -15,7 +16,9 @@ import (
 // so they are valid and compact already, and the log gives back what was
 // written. The fast paths produce exactly what encoding/json would, and
 // the decoders accept only that form, leaving anything else to
-// encoding/json.
+// encoding/json. They still check the raw value they cut out of the
+// payload (one scan, no copy): a log written by another version of the
+// code may hold a field after it, which must not end up inside it.
 
 // encodeFast encodes v if it is one of the hand-encoded payloads.
 func encodeFast(v any) (json.RawMessage, bool) {
@@ -64,13 +67,14 @@ func decodeFast(payload []byte, v any) bool {
 		}
 		a, err := strconv.Atoi(string(rest))
 		p.Attempt = a
-		return err == nil
+		// Only the form Itoa writes: "+1" and "01" are not JSON numbers.
+		return err == nil && strconv.Itoa(a) == string(rest)
 	case *stepCompletedPayload:
 		if n == 2 {
 			return true
 		}
 		rest, ok := bytes.CutPrefix(payload[:n-1], []byte(`{"output":`))
-		if !ok || len(rest) == 0 {
+		if !ok || !json.Valid(rest) {
 			return false
 		}
 		p.Output = rest
@@ -81,7 +85,7 @@ func decodeFast(payload []byte, v any) bool {
 			return false
 		}
 		end := bytes.IndexByte(rest, '"')
-		if end < 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
+		if end < 0 || !plainString(rest[:end]) {
 			return false // an escaped name: leave it to encoding/json
 		}
 		name := string(rest[:end])
@@ -91,13 +95,25 @@ func decodeFast(payload []byte, v any) bool {
 			return true
 		}
 		input, ok := bytes.CutPrefix(rest, []byte(`,"input":`))
-		if !ok || len(input) == 0 {
+		if !ok || !json.Valid(input) {
 			return false
 		}
 		p.Step, p.Input = name, input
 		return true
 	}
 	return false
+}
+
+// plainString reports whether s, the inside of a JSON string, means
+// itself: no escapes, no control characters, valid UTF-8 (encoding/json
+// reads invalid bytes as U+FFFD).
+func plainString(s []byte) bool {
+	for _, c := range s {
+		if c < 0x20 || c == '\\' {
+			return false
+		}
+	}
+	return utf8.Valid(s)
 }
 
 // Tripwires: adding a field to a hand-encoded payload breaks the build
