@@ -47,7 +47,7 @@ func (cw *chunkWriter) write(chunk []byte) error {
 		cw.reported = true
 		return cw.err
 	case cw.closed:
-		return fmt.Errorf("write stream %s: %w", cw.name, world.ErrStreamClosed)
+		return worldError(fmt.Errorf("write stream %s: %w", cw.name, world.ErrStreamClosed))
 	}
 	cw.pending = append(cw.pending, chunk)
 	if !cw.busy {
@@ -68,7 +68,7 @@ func (cw *chunkWriter) drain() {
 		cw.mu.Unlock()
 		err := cw.streams.WriteStream(cw.ctx, cw.name, batch)
 		cw.mu.Lock()
-		cw.err = err
+		cw.err = worldError(err)
 	}
 	cw.pending, cw.busy = nil, false
 	cw.changed.Broadcast()

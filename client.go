@@ -121,6 +121,7 @@ func worldError(err error) error {
 		{world.ErrRunNotFound, ErrRunNotFound},
 		{world.ErrRunFinished, ErrRunFinished},
 		{world.ErrHookNotFound, ErrHookNotFound},
+		{world.ErrStreamClosed, ErrStreamClosed},
 	} {
 		if errors.Is(err, m.world) {
 			return fmt.Errorf("%w: %w", m.root, err)

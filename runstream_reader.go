@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"iter"
 
@@ -49,6 +50,35 @@ func (r *Run[O]) Readable(ctx context.Context, namespace string, startIndex int6
 				return
 			}
 			if !yield(StreamChunk{Index: i, Data: data}, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// ReadStream iterates over the values of type T in the run's stream in
+// namespace, as [Run.Readable] does over raw chunks: from chunk
+// startIndex, tailing new values until the stream is closed or the run
+// has ended. T is the type the stream's [Writer] wrote:
+//
+//	for tok, err := range workflow.ReadStream[string](ctx, run, "tokens", 0) {
+//		if err != nil { return err }
+//		fmt.Print(tok)
+//	}
+//
+// A chunk that does not decode into a T is yielded as an error and the
+// loop goes on if the body continues; any other error ends it. Use
+// Readable when the reader must know each chunk's index.
+func ReadStream[T, O any](ctx context.Context, run *Run[O], namespace string, startIndex int64) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		for chunk, err := range run.Readable(ctx, namespace, startIndex) {
+			var v T
+			if err == nil {
+				if derr := chunk.Decode(&v); derr != nil {
+					err = fmt.Errorf("stream %q of run %s, chunk %d: decoding into %T: %w", namespace, run.ID, chunk.Index, v, derr)
+				}
+			}
+			if !yield(v, err) {
 				return
 			}
 		}

@@ -11,7 +11,6 @@ import (
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/internal/engine"
 	"github.com/lambdaworkflow/workflow/workflowtest"
-	"github.com/lambdaworkflow/workflow/world"
 	"github.com/lambdaworkflow/workflow/world/memory"
 )
 
@@ -35,7 +34,7 @@ var writeStream = workflow.DefineStep("streams.write", func(ctx context.Context,
 		return "", w.Close()
 	}
 	// A write to a closed stream fails, at the latest when flushed.
-	if err := w.Flush(); errors.Is(err, world.ErrStreamClosed) {
+	if err := w.Flush(); errors.Is(err, workflow.ErrStreamClosed) {
 		return "closed", nil
 	}
 	return "", err
@@ -171,5 +170,65 @@ func TestReadableTailsLiveChunksUntilTheRunEnds(t *testing.T) {
 	}
 	if s, _ := run.Status(ctx); s != workflow.StatusCompleted {
 		t.Fatalf("the reader stopped while the run is %s", s)
+	}
+}
+
+type point struct{ X, Y int }
+
+var writePoints = workflow.DefineStep("streams.writePoints", func(ctx context.Context, _ struct{}) (struct{}, error) {
+	points, err := workflow.Writer[point](ctx, "points")
+	if err != nil {
+		return struct{}{}, err
+	}
+	for _, p := range []point{{1, 2}, {3, 4}} {
+		if err := points.Write(p); err != nil {
+			return struct{}{}, err
+		}
+	}
+	stray, err := workflow.Writer[string](ctx, "points") // the same stream, another type
+	if err != nil {
+		return struct{}{}, err
+	}
+	if err := stray.Write("not a point"); err != nil {
+		return struct{}{}, err
+	}
+	return struct{}{}, points.Write(point{5, 6})
+})
+
+var pointWriter = workflow.Define("streams.points", func(ctx workflow.Context, _ struct{}) (struct{}, error) {
+	return writePoints.Call(ctx, struct{}{})
+})
+
+// ReadStream yields the writer's typed values, reports a chunk of another
+// type as an error without stopping, and honours the start index.
+func TestReadStreamYieldsTypedValues(t *testing.T) {
+	env := workflowtest.New(t)
+	run := workflowtest.Start(env, pointWriter, struct{}{})
+	if _, err := run.Result(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var got []point
+	var errs []error
+	for p, err := range workflow.ReadStream[point](ctx, run.Run, "points", 0) {
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		got = append(got, p)
+	}
+	if fmt.Sprint(got) != "[{1 2} {3 4} {5 6}]" || len(errs) != 1 || !strings.Contains(errs[0].Error(), "chunk 2") {
+		t.Fatalf("read %v, errors %v; want three points and one error at chunk 2", got, errs)
+	}
+	var last []point
+	for p, err := range workflow.ReadStream[point](ctx, run.Run, "points", -1) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = append(last, p)
+	}
+	if fmt.Sprint(last) != "[{5 6}]" {
+		t.Fatalf("from -1: %v", last)
 	}
 }
