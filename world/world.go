@@ -221,10 +221,16 @@ type Delivery struct {
 type Queue interface {
 	Enqueue(ctx context.Context, msg Message) error
 	// Receive blocks until a message is due or ctx is done. The message is
-	// hidden from other receivers for visibility.
+	// hidden from other receivers for visibility. A Receive cut short by ctx
+	// takes no message: none stays hidden for a receiver that has gone.
 	Receive(ctx context.Context, visibility time.Duration) (Delivery, error)
 	// Ack deletes a delivered message.
 	Ack(ctx context.Context, d Delivery) error
+	// Release makes a delivered message visible to receivers again at once,
+	// as if its visibility timeout had lapsed. A worker that will not
+	// process a delivery (it is stopping) releases it, so that the run does
+	// not wait out the visibility timeout.
+	Release(ctx context.Context, d Delivery) error
 }
 
 // Streams are named, append-only sequences of chunks, read from any index

@@ -73,13 +73,27 @@ func (w *Worker) Handle(ctx context.Context, d world.Delivery) error {
 		err = nil // nothing will ever make this message useful
 	}
 	if err != nil && ctx.Err() != nil {
-		return err // shutting down: the message is delivered again later, nothing failed
+		// Shutting down, nothing failed: hand the message to another worker
+		// now rather than after its visibility timeout.
+		w.release(ctx, d)
+		return err
 	}
 	if err != nil {
 		w.Engine.logger().Error("workflow: processing run failed; it will be retried", "run", d.RunID, "attempt", d.Attempt, "err", err)
 		return err
 	}
 	return w.Engine.World.Ack(ctx, d)
+}
+
+// release makes d visible again on a context that outlives ctx, the
+// stopping worker's; if it fails, the message comes back when its
+// visibility timeout lapses, as it always could.
+func (w *Worker) release(ctx context.Context, d world.Delivery) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := w.Engine.World.Release(ctx, d); err != nil {
+		w.Engine.logger().Warn("workflow: releasing a message failed; it returns after its visibility timeout", "run", d.RunID, "err", err)
+	}
 }
 
 // Process drives one run, never two invocations of it at once in this

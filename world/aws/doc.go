@@ -88,9 +88,11 @@
 // again for the rest. Visibility timeouts are rounded up to whole seconds.
 // The SDK does not send zero delays or waits, so the queue's own default
 // delay and receive wait must be 0 (Bootstrap makes them so). Receive long
-// polls for up to 20 s, and never past its context's deadline: a poll
-// abandoned by its caller could take a message and hide it for the
-// visibility timeout.
+// polls for up to 20 s, and never past its context's deadline. SQS
+// finishes a long poll whose client has gone, and hides what it takes for
+// the visibility timeout, so a poll its caller abandons (a worker that
+// stops) is left to run out and releases what it takes at once (Release:
+// ChangeMessageVisibility to 0); Close waits for such polls.
 //
 // Standard queues do not deduplicate, so a DedupKey is a marker item:
 // Enqueue sends only if it creates the marker, and a delivery deletes it
@@ -151,6 +153,7 @@
 //	  with a DedupKey                 1 PutItem, and 1 SendMessage unless dropped
 //	Receive                           1 ReceiveMessage per poll (+ 1 DeleteItem with a DedupKey)
 //	Ack                               1 DeleteMessage
+//	Release                           1 ChangeMessageVisibility
 //	WriteStream                       1 TransactWriteItems per 99 chunks (chunks + 1 items),
 //	                                  + 1 after another writer's append
 //	ReadStream                        1 Query; a closed stream + 1 GetObject

@@ -32,6 +32,9 @@ type World struct {
 	sqs   *sqs.Client
 	s3    *s3.Client
 	calls *callCounter
+	// polls are the SQS long polls in flight; Close waits for them, since
+	// one its caller abandoned must still release what it takes.
+	polls sync.WaitGroup
 
 	// streamNext remembers the next chunk index of streams this World wrote,
 	// so that a writer's next append usually needs no read; a stale entry
@@ -105,6 +108,11 @@ func newClients(cfg aws.Config, counter *callCounter) (*dynamodb.Client, *sqs.Cl
 	return ddb, q, blobs
 }
 
-// Close implements world.World. The SDK clients hold nothing that needs
-// releasing.
-func (w *World) Close() error { return nil }
+// Close implements world.World. It waits for SQS long polls still in
+// flight (at most their 20 s wait), so that one abandoned by a stopped
+// receiver releases the message it takes before the process exits. The SDK
+// clients hold nothing else that needs releasing.
+func (w *World) Close() error {
+	w.polls.Wait()
+	return nil
+}

@@ -88,13 +88,47 @@ func scanDelivery(row scanner) (world.Delivery, error) {
 	return d, nil
 }
 
+// Release implements world.Queue. Only the latest delivery of a message
+// releases it: a stale one, whose visibility lapsed and which another
+// receiver now holds, leaves it hidden.
+func (w *World) Release(_ context.Context, d world.Delivery) error {
+	id, err := receiptID(d)
+	if err != nil {
+		return fmt.Errorf("release: %w", err)
+	}
+	var released bool
+	if err := w.writeUnsynced(func(s *writeStmts) error {
+		res, err := s.release.Exec(w.clock.Now().UnixNano(), id, d.Attempt)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		released = n > 0
+		return err
+	}); err != nil {
+		return fmt.Errorf("release: %w", err)
+	}
+	if released {
+		w.signals.fire(queueTopic)
+	}
+	return nil
+}
+
+func receiptID(d world.Delivery) (int64, error) {
+	id, err := strconv.ParseInt(d.Receipt, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("bad receipt %q", d.Receipt)
+	}
+	return id, nil
+}
+
 // Ack implements world.Queue. The receipt names the message, not the
 // delivery: a late Ack from a worker whose visibility timeout lapsed still
 // deletes it, which at-least-once delivery allows.
 func (w *World) Ack(_ context.Context, d world.Delivery) error {
-	id, err := strconv.ParseInt(d.Receipt, 10, 64)
+	id, err := receiptID(d)
 	if err != nil {
-		return fmt.Errorf("ack: bad receipt %q", d.Receipt)
+		return fmt.Errorf("ack: %w", err)
 	}
 	if err := w.writeUnsynced(func(s *writeStmts) error {
 		_, err := s.ack.Exec(id)

@@ -138,7 +138,7 @@ type writeStmts struct {
 
 	hookByToken, putHook, deleteHook, disposeHook *sql.Stmt
 
-	enqueue, take, nextVisible, ack, releaseInflight *sql.Stmt
+	enqueue, take, nextVisible, ack, release, releaseInflight *sql.Stmt
 
 	streamState, putStreamLength, insertChunk, closeStream *sql.Stmt
 }
@@ -191,6 +191,8 @@ func (s *writeStmts) prepare(ctx context.Context, conn *sql.Conn) error {
 			RETURNING id, run_id, deliver_at, dedup_key, attempt`,
 		&s.nextVisible: `SELECT min(visible_at) FROM queue`,
 		&s.ack:         `DELETE FROM queue WHERE id = ?`,
+		// Only the latest delivery (same attempt) of a message releases it.
+		&s.release: `UPDATE queue SET visible_at = ?1 WHERE id = ?2 AND attempt = ?3 AND visible_at > ?1`,
 		// Received messages are hidden until visible_at; release them now.
 		&s.releaseInflight: `UPDATE queue SET visible_at = ?1 WHERE attempt > 0 AND visible_at > ?1`,
 

@@ -436,6 +436,21 @@ func (w *World) Ack(_ context.Context, d world.Delivery) error {
 	return nil
 }
 
+// Release implements world.Queue. Only the latest delivery of a message
+// releases it: a stale one, whose visibility lapsed and which another
+// receiver now holds, leaves it hidden.
+func (w *World) Release(_ context.Context, d world.Delivery) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, q := range w.queue {
+		if q.receipt == d.Receipt && q.attempt == d.Attempt {
+			q.visibleAt = w.clock.Now()
+			w.broadcastLocked()
+		}
+	}
+	return nil
+}
+
 // WriteStream implements world.Streams.
 func (w *World) WriteStream(_ context.Context, name string, chunks [][]byte) error {
 	w.mu.Lock()

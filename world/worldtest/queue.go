@@ -17,6 +17,8 @@ var queueTests = []test{
 	{"DedupKey", testDedupKey},
 	{"ReceiveWakesOnEnqueue", testReceiveWakesOnEnqueue},
 	{"ReceiveHonoursContext", testReceiveHonoursContext},
+	{"ReleaseRedeliversAtOnce", testReleaseRedeliversAtOnce},
+	{"CancelledReceiveTakesNothing", testCancelledReceiveTakesNothing},
 }
 
 // inbox sends and receives one subtest's messages: their run IDs share a
@@ -216,5 +218,58 @@ func testReceiveHonoursContext(t *testing.T, w world.World) {
 		}
 	case <-time.After(time.Second):
 		t.Fatal("Receive still waiting a second after its context was cancelled")
+	}
+}
+
+// testCancelledReceiveTakesNothing stops a Receive mid-wait, as a worker
+// that shuts down does, then enqueues: the next Receive gets the message at
+// once. A World whose abandoned wait still takes messages (an SQS long poll
+// cut by its client) would hide it for the whole visibility timeout.
+func testCancelledReceiveTakesNothing(t *testing.T, w world.World) {
+	b := newInbox(w)
+	ctx, cancel := context.WithCancel(testContext(t))
+	errc := make(chan error, 1)
+	go func() {
+		_, err := b.receive(ctx, time.Minute)
+		errc <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // let the Receive start waiting
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled Receive: err = %v, want context.Canceled", err)
+	}
+	msg := b.msg("1")
+	b.enqueue(t, msg)
+	// mustReceive waits a few seconds, far less than the minute an
+	// abandoned wait would hide the message for. The attempt is not
+	// checked: a World may count a take it released at once.
+	d := b.mustReceive(t, time.Minute)
+	if d.RunID != msg.RunID {
+		t.Errorf("delivery = %+v, want %+v", d, msg)
+	}
+	b.ack(t, d)
+}
+
+// testReleaseRedeliversAtOnce releases a delivery hidden for a minute: the
+// next Receive gets it again at once, and releasing a stale delivery, one
+// superseded by a later delivery of the same message, does not release
+// the later one.
+func testReleaseRedeliversAtOnce(t *testing.T, w world.World) {
+	b := newInbox(w)
+	msg := b.msg("1")
+	b.enqueue(t, msg)
+	first := b.mustReceive(t, time.Minute)
+	if err := w.Release(testContext(t), first); err != nil {
+		t.Fatalf("Release(%+v): %v", first, err)
+	}
+	second := b.mustReceive(t, time.Minute)
+	checkDelivery(t, second, msg, 2)
+	if err := w.Release(testContext(t), first); err != nil {
+		t.Fatalf("Release of a stale delivery: %v", err)
+	}
+	b.expectNone(t, 300*time.Millisecond)
+	b.ack(t, second)
+	if err := w.Release(testContext(t), second); err != nil {
+		t.Errorf("Release after Ack: %v, want nil (a release that finds nothing is harmless)", err)
 	}
 }
