@@ -82,7 +82,9 @@ func toRecord(err error) *errorRecord {
 	}
 	r := &errorRecord{Type: fmt.Sprintf("%T", err), Message: err.Error()}
 	var cause error
-	switch e := err.(type) {
+	// One record per link of the chain: this link's own type, not the first
+	// match anywhere in the chain, and its cause in the next record.
+	switch e := err.(type) { //nolint:errorlint // see above
 	case *FatalError:
 		r.Kind, cause = "fatal", e.Err
 	case *RetryableError:
@@ -113,7 +115,7 @@ func toRecord(err error) *errorRecord {
 		return toRecord((*PanicError)(e))
 	default:
 		switch {
-		case err == engine.ErrMaxEvents:
+		case err == engine.ErrMaxEvents: //nolint:errorlint // this link itself; a wrapper is a link of its own
 			r.Kind = "max_events"
 		case isRegisteredType(r.Type):
 			r.Kind, r.Data = "registered", mustMarshal(err)

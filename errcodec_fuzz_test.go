@@ -114,10 +114,10 @@ func checkSameChain(t *testing.T, want, got error) {
 			t.Errorf("link %d: message %q, want %q", depth, got.Error(), want.Error())
 		}
 		wantType := fmt.Sprintf("%T", want)
-		if remote, ok := want.(*RemoteError); ok {
+		if remote, ok := want.(*RemoteError); ok { //nolint:errorlint // this link, not its causes
 			wantType = remote.Type
 		}
-		switch g := got.(type) {
+		switch g := got.(type) { //nolint:errorlint // this link's own type
 		case *RemoteError:
 			if g.Type != wantType {
 				t.Errorf("link %d: revived as a RemoteError of %s, want %s", depth, g.Type, wantType)
@@ -126,7 +126,7 @@ func checkSameChain(t *testing.T, want, got error) {
 			if reflect.TypeOf(got) != reflect.TypeOf(want) {
 				t.Errorf("link %d: revived as %T, want %s", depth, got, wantType)
 			}
-			if isLeafRecord(want) && !reflect.DeepEqual(got, want) {
+			if isLeafRecord(want) && !reflect.DeepEqual(got, want) { //nolint:govet // deepequalerrors: one link, field for field, is the point
 				t.Errorf("link %d: revived as %#v, want %#v", depth, got, want)
 			}
 		}
@@ -137,7 +137,7 @@ func checkSameChain(t *testing.T, want, got error) {
 // isLeafRecord reports whether a revived error must equal the original
 // field for field: a leaf whose fields the record keeps.
 func isLeafRecord(err error) bool {
-	switch err.(type) {
+	switch err.(type) { //nolint:errorlint // this link's own type
 	case *fuzzDeclinedError, *RunCancelledError, *HookConflictError, *NondeterminismError, *PanicError:
 		return true
 	}

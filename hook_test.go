@@ -137,7 +137,7 @@ var original = workflow.Define("hooks.original", func(ctx workflow.Context, req 
 		return "original: " + v, err
 	}
 	if _, err := h.Receive(ctx); !errors.Is(err, workflow.ErrHookConflict) {
-		return "", fmt.Errorf("the duplicate's Receive: %v, want ErrHookConflict", err)
+		return "", fmt.Errorf("the duplicate's Receive: %w, want ErrHookConflict", err)
 	}
 	orig := workflow.RunHandleOf[string](owner)
 	status, err := orig.Status(ctx)

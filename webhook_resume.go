@@ -13,8 +13,9 @@ import (
 	"github.com/lambdaworkflow/workflow/world"
 )
 
-// ErrNotWebhook: ResumeWebhook on a hook that is not a webhook. Serve it
-// as a 404, like an unknown token, so callers cannot probe for tokens.
+// ErrNotWebhook is returned by ResumeWebhook for a hook that is not a
+// webhook. Serve it as a 404, like an unknown token, so callers cannot
+// probe for tokens.
 var ErrNotWebhook = errors.New("workflow: not a webhook")
 
 // DefaultWebhookMaxBody is the largest request body a webhook takes unless

@@ -91,11 +91,11 @@ func child(ctx context.Context, exe, worldName, kind string, n int) (*MemSample,
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("memory child %s %s: %v: %s", worldName, kind, err, lastLine(errOut.String()))
+		return nil, fmt.Errorf("memory child %s %s: %w: %s", worldName, kind, err, lastLine(errOut.String()))
 	}
 	var s MemSample
 	if err := json.Unmarshal(bytes.TrimSpace(out.Bytes()), &s); err != nil {
-		return nil, fmt.Errorf("memory child %s %s: %v", worldName, kind, err)
+		return nil, fmt.Errorf("memory child %s %s: %w", worldName, kind, err)
 	}
 	return &s, nil
 }

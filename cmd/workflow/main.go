@@ -61,7 +61,7 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	var positional []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, fmt.Errorf("%w: %v", errUsage, err)
+			return nil, fmt.Errorf("%w: %w", errUsage, err)
 		}
 		if fs.NArg() == 0 {
 			return positional, nil
