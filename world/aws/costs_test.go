@@ -52,15 +52,15 @@ func TestCallCosts(t *testing.T) {
 		{"CreateRun of an existing run", w, func(ctx context.Context) error {
 			_, err := w.CreateRun(ctx, testRun("r"), nil)
 			return err
-		}, is(world.ErrRunExists), calls{"DynamoDB.TransactWriteItems": 1, "DynamoDB.GetItem": 1}},
+		}, is(world.ErrRunExists), calls{"DynamoDB.TransactWriteItems": 1, "DynamoDB.Query": 1}},
 		{"GetRun", w, func(ctx context.Context) error { _, err := w.GetRun(ctx, "r"); return err },
-			ok, calls{"DynamoDB.GetItem": 1}},
+			ok, calls{"DynamoDB.Query": 1}},
 		{"GetRun with a 1 MB input", w, func(ctx context.Context) error { _, err := w.GetRun(ctx, "big"); return err },
-			ok, calls{"DynamoDB.GetItem": 1, "S3.GetObject": 1}},
+			ok, calls{"DynamoDB.Query": 1, "S3.GetObject": 1}},
 		{"ListRuns, one page", w, func(ctx context.Context) error {
 			_, err := w.ListRuns(ctx, world.RunFilter{Workflow: "wf", Limit: 1})
 			return err
-		}, ok, calls{"DynamoDB.Query": 1, "S3.GetObject": 1}},
+		}, ok, calls{"DynamoDB.Query": 1, "DynamoDB.BatchGetItem": 1, "S3.GetObject": 1}},
 		{"AppendEvents with an update", w, func(ctx context.Context) error {
 			_, err := w.AppendEvents(ctx, "r", 3, []world.Event{testEvent(world.StepCreated, "")}, &world.RunUpdate{Status: world.StatusRunning})
 			return err

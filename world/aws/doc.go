@@ -27,7 +27,10 @@
 // "ev#head" sorts after every event and "chunk#head" after every chunk, so
 // one Query returns a log's events after a slot followed by its head, whose
 // presence says the run exists (Events), or a stream's chunks followed by
-// its state (ReadStream). Runs are listed through two indexes, both sorted
+// its state (ReadStream). The run item sorts right after the head, so
+// GetRun reads both in one Query: Run.LastSlot is the head's next slot
+// minus one, and no append writes the run item just to keep it (the run
+// item is projected into the listing indexes). Runs are listed through two indexes, both sorted
 // by write time then ID, newest first: runs-by-created (every run) and
 // runs-by-workflow (ListRuns with a Workflow filter). Status and attribute
 // filters are applied while reading: a FilterExpression would be charged
@@ -137,9 +140,10 @@
 //
 //	CreateRun                         1 TransactWriteItems (2 + events items)
 //	  with a payload in S3            + 1 S3 PutObject per payload
-//	  of an existing run              1 TransactWriteItems, 1 GetItem
-//	GetRun                            1 GetItem (+ 1 GetObject per payload in S3)
-//	ListRuns                          1 Query per page read (+ GetObjects)
+//	  of an existing run              1 TransactWriteItems, 1 Query
+//	GetRun                            1 Query of run and log head (+ 1 GetObject per payload in S3)
+//	ListRuns                          1 Query per page read, 1 BatchGetItem of log heads
+//	                                  per 100 runs listed (+ GetObjects)
 //	AppendEvents                      1 TransactWriteItems (events + 1, + 1 with an update)
 //	  at a taken slot                 1 TransactWriteItems, 1 Query
 //	  AppendLeased                    the same: the lease is checked in the head's condition

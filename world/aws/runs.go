@@ -60,6 +60,7 @@ func (w *World) CreateRun(ctx context.Context, run world.Run, first []world.Even
 		return world.Run{}, fmt.Errorf("create run %s: %w", run.ID, err)
 	}
 	run.Attributes = maps.Clone(run.Attributes)
+	run.LastSlot = int64(len(first))
 	return run, nil
 }
 
@@ -118,22 +119,6 @@ func marshalRun(item *runItem) (map[string]types.AttributeValue, error) {
 	}
 	av["attributes"] = attrs
 	return av, nil
-}
-
-// GetRun implements world.Store.
-func (w *World) GetRun(ctx context.Context, id string) (world.Run, error) {
-	out, err := w.ddb.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      &w.opts.Table,
-		Key:            itemKeys{PK: runPK(id), SK: skRun}.key(),
-		ConsistentRead: aws.Bool(true),
-	})
-	if err != nil {
-		return world.Run{}, fmt.Errorf("get run %s: %w", id, err)
-	}
-	if out.Item == nil {
-		return world.Run{}, fmt.Errorf("run %s: %w", id, world.ErrRunNotFound)
-	}
-	return w.runFromItem(ctx, out.Item)
 }
 
 // runFromItem decodes a run item and fetches the payloads it keeps in S3.
@@ -218,7 +203,7 @@ func (w *World) ListRuns(ctx context.Context, f world.RunFilter) (world.RunPage,
 			}
 			if len(page.Runs) == limit {
 				page.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(last))
-				return page, nil
+				return page, w.setLastSlots(ctx, page.Runs)
 			}
 			run, err := w.loadRun(ctx, &item)
 			if err != nil {
@@ -228,7 +213,7 @@ func (w *World) ListRuns(ctx context.Context, f world.RunFilter) (world.RunPage,
 			last = item.Created
 		}
 	}
-	return page, nil
+	return page, w.setLastSlots(ctx, page.Runs)
 }
 
 // cursorKey turns a cursor back into the index key to continue after: the

@@ -43,6 +43,7 @@ func Run(t *testing.T, newWorld func(t *testing.T) world.World) {
 		{"Race", raceTests},
 		{"Starter", starterTests},
 		{"Lease", leaseTests},
+		{"LastSlot", lastSlotTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

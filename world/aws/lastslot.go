@@ -1,0 +1,91 @@
+package aws
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/lambdaworkflow/workflow/world"
+)
+
+// Run.LastSlot comes from the run's log head, which every append moves
+// anyway, and never from the run item: keeping it there would write the
+// run item, and so the listing indexes it is projected into, on every
+// append. The head sorts right before the run item in the run's partition
+// ("ev#head" < "run"), so one Query reads both.
+
+// GetRun implements world.Store with one consistent Query of the run's log
+// head and entity.
+func (w *World) GetRun(ctx context.Context, id string) (world.Run, error) {
+	avs, err := w.queryRange(ctx, runPK(id), skLogHead, skRun)
+	if err != nil {
+		return world.Run{}, fmt.Errorf("get run %s: %w", id, err)
+	}
+	var head logHead
+	for _, av := range avs {
+		switch {
+		case isItem(av, skLogHead):
+			if err := unmarshalItem(av, &head); err != nil {
+				return world.Run{}, fmt.Errorf("get run %s: decode log head: %w", id, err)
+			}
+		case isItem(av, skRun):
+			run, err := w.runFromItem(ctx, av)
+			run.LastSlot = lastSlot(head)
+			return run, err
+		}
+	}
+	return world.Run{}, fmt.Errorf("run %s: %w", id, world.ErrRunNotFound)
+}
+
+// lastSlot is the slot of the last event a log head has let in.
+func lastSlot(head logHead) int64 { return max(head.Next-1, 0) }
+
+// maxBatchGet is DynamoDB's limit on the keys of one BatchGetItem;
+// batchGetAttempts bounds the tries for keys it leaves unprocessed.
+const (
+	maxBatchGet      = 100
+	batchGetAttempts = 5
+)
+
+// setLastSlots sets the LastSlot of listed runs from their log heads, read
+// with consistent BatchGetItems of up to maxBatchGet heads each.
+func (w *World) setLastSlots(ctx context.Context, runs []world.Run) error {
+	at := make(map[string]*world.Run, len(runs))
+	for i := range runs {
+		at[runPK(runs[i].ID)] = &runs[i]
+	}
+	for start := 0; start < len(runs); start += maxBatchGet {
+		keys := make([]map[string]types.AttributeValue, 0, maxBatchGet)
+		for _, r := range runs[start:min(start+maxBatchGet, len(runs))] {
+			keys = append(keys, itemKeys{PK: runPK(r.ID), SK: skLogHead}.key())
+		}
+		request := map[string]types.KeysAndAttributes{w.opts.Table: {Keys: keys, ConsistentRead: aws.Bool(true)}}
+		for attempt := 1; len(request) > 0; attempt++ {
+			if attempt > batchGetAttempts {
+				return fmt.Errorf("list runs: %d log heads still unread after %d tries", len(request[w.opts.Table].Keys), batchGetAttempts)
+			}
+			if attempt > 1 {
+				pause(ctx, time.Duration(attempt)*50*time.Millisecond) // DynamoDB left keys out: it is busy
+			}
+			out, err := w.ddb.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: request})
+			if err != nil {
+				return fmt.Errorf("list runs: read log heads: %w", err)
+			}
+			for _, av := range out.Responses[w.opts.Table] {
+				var head logHead
+				if err := unmarshalItem(av, &head); err != nil {
+					return fmt.Errorf("list runs: decode log head: %w", err)
+				}
+				if r := at[head.PK]; r != nil {
+					r.LastSlot = lastSlot(head)
+				}
+			}
+			request = out.UnprocessedKeys // throttled keys, to ask for again
+		}
+	}
+	return nil
+}
