@@ -55,10 +55,13 @@ func (r *Run[O]) Attributes(ctx context.Context) (map[string]string, error) {
 
 // Result waits until the run ends and returns its result. A failed run
 // returns a [*RunFailedError] (errors.Is [ErrRunFailed]) whose cause keeps
-// its kind; a cancelled one a [*RunCancelledError]. Waiting is a blocking wait on
-// the World, not a polling loop, where the World supports it.
+// its kind; a cancelled one a [*RunCancelledError]. Waiting is a blocking
+// wait on the World where the World supports it; elsewhere it checks the
+// run at a world.Pace, at most a few requests a second after its first
+// second.
 func (r *Run[O]) Result(ctx context.Context) (O, error) {
 	var out O
+	var pace world.Pace
 	for {
 		run, err := r.c.world.GetRun(ctx, r.ID)
 		if err != nil {
@@ -67,7 +70,7 @@ func (r *Run[O]) Result(ctx context.Context) (O, error) {
 		if run.Status.Terminal() {
 			return decodeResult[O](run)
 		}
-		if err := world.WaitEvents(ctx, r.c.world, r.ID, run.LastSlot); err != nil {
+		if err := pace.WaitEvents(ctx, r.c.world, r.ID, run.LastSlot); err != nil {
 			return out, err
 		}
 	}

@@ -60,9 +60,9 @@ func (r *RunHandle[O]) Status(ctx Context) (Status, error) {
 
 // Result waits, durably, until the run ends and returns its result (see
 // [Run.Result] for its errors). The wait checks the run with backoff, from
-// a second apart up to resultPollMax; the run sleeps in between.
+// resultPollFirst apart up to resultPollMax; the run sleeps in between.
 func (r *RunHandle[O]) Result(ctx Context) (O, error) {
-	for delay := time.Second; ; delay = min(delay*2, resultPollMax) {
+	for delay := resultPollFirst; ; delay = min(delay*2, resultPollMax) {
 		snap, err := runStatusStep.Call(ctx, r.ID)
 		if err != nil {
 			var zero O
@@ -75,8 +75,14 @@ func (r *RunHandle[O]) Result(ctx Context) (O, error) {
 	}
 }
 
-// resultPollMax caps the backoff of RunHandle.Result.
-const resultPollMax = 5 * time.Minute
+// The backoff of RunHandle.Result. Each check is a step and a durable
+// sleep, about a dozen requests on AWS (the sleep suspends the run), so
+// even the first pauses keep the waiting run under the few requests a
+// second any waiter may make.
+const (
+	resultPollFirst = 2 * time.Second
+	resultPollMax   = 5 * time.Minute
+)
 
 // Cancel cancels the run (see [Run.Cancel]).
 func (r *RunHandle[O]) Cancel(ctx Context, reason string) error {

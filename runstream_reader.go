@@ -38,6 +38,7 @@ func (c StreamChunk) Decode(v any) error { return json.Unmarshal(c.Data, v) }
 func (r *Run[O]) Readable(ctx context.Context, namespace string, startIndex int64) iter.Seq2[StreamChunk, error] {
 	return func(yield func(StreamChunk, error) bool) {
 		cur := &cursor{streams: r.c.world, name: engine.RunStream(r.ID, namespace), next: startIndex, idle: r.waitWrites}
+		cur.pace.PerRound = 2 // the stream and the run
 		if startIndex < 0 {
 			if err := cur.seekFromEnd(ctx, -startIndex); err != nil {
 				yield(StreamChunk{}, err)
@@ -96,6 +97,9 @@ func (r *Run[O]) waitWrites(ctx context.Context, cur *cursor) (finished bool, er
 	if run.Status.Terminal() {
 		return true, nil
 	}
+	if !world.Notifies(r.c.world) {
+		return false, cur.pace.Pause(ctx)
+	}
 	// Copied: the wait that loses the race still runs while the cursor moves on.
 	name, next := cur.name, cur.next
 	return false, firstOf(ctx,
@@ -116,13 +120,17 @@ func firstOf(ctx context.Context, waits ...func(context.Context) error) error {
 }
 
 // cursor reads one stream chunk by chunk from an index, a page at a time,
-// waiting for chunks that are not written yet.
+// waiting for chunks that are not written yet. Every read after the first
+// waits its turn: on a World that cannot notify, the pace bounds the
+// reader's requests however fast the stream is written.
 type cursor struct {
 	streams world.Streams
 	name    string
 	next    int64 // index of the next chunk read returns
 	page    [][]byte
 	closed  bool
+	started bool // a page has been read
+	pace    world.Pace
 	// idle, if set, waits when the reader has caught up with an open
 	// stream, and reports whether the stream is finished although nobody
 	// closed it. Unset, the cursor waits for the stream itself.
@@ -136,23 +144,21 @@ func (c *cursor) read(ctx context.Context) ([]byte, int64, error) {
 		if c.closed {
 			return nil, 0, io.EOF
 		}
+		if c.started {
+			finished, err := c.wait(ctx)
+			if err != nil {
+				return nil, 0, err
+			}
+			c.closed = finished // read once more, then stop
+		}
+		c.started = true
 		chunks, closed, err := c.streams.ReadStream(ctx, c.name, c.next)
 		if err != nil {
 			return nil, 0, err
 		}
-		c.page, c.closed = chunks, closed
-		if len(chunks) > 0 || closed {
-			continue
-		}
-		finished, err := c.wait(ctx)
-		if err != nil {
-			return nil, 0, err
-		}
-		c.closed = finished // read once more, then stop
-		if finished {
-			if c.page, _, err = c.streams.ReadStream(ctx, c.name, c.next); err != nil {
-				return nil, 0, err
-			}
+		c.page, c.closed = chunks, c.closed || closed
+		if len(chunks) > 0 {
+			c.pace.Progress()
 		}
 	}
 	chunk := c.page[0]
@@ -165,7 +171,7 @@ func (c *cursor) wait(ctx context.Context) (bool, error) {
 	if c.idle != nil {
 		return c.idle(ctx, c)
 	}
-	return false, world.WaitStream(ctx, c.streams, c.name, c.next)
+	return false, c.pace.WaitStream(ctx, c.streams, c.name, c.next)
 }
 
 // seekFromEnd moves the cursor to n chunks before the end of what the
@@ -176,6 +182,6 @@ func (c *cursor) seekFromEnd(ctx context.Context, n int64) error {
 		return err
 	}
 	from := max(int64(len(chunks))-n, 0)
-	c.page, c.next, c.closed = chunks[from:], from, closed
+	c.page, c.next, c.closed, c.started = chunks[from:], from, closed, true
 	return nil
 }

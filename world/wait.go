@@ -5,15 +5,83 @@ import (
 	"time"
 )
 
-// Polling bounds for Worlds that are not Notifiers. The first check is
-// quick so short waits stay short; the backoff keeps an idle wait cheap.
+// Pacing of waiters on Worlds that are not Notifiers. The first checks
+// come quickly so short waits stay short; then the pause doubles up to
+// pollMax, and after a waiter's first second (pollGrace) it never makes
+// more than pollRate requests a second, however often it finds something
+// new: on AWS every request is billed.
 const (
 	pollFirst = 10 * time.Millisecond
 	pollMax   = time.Second
+	pollGrace = time.Second
+	pollRate  = 5 // requests a second
 )
 
+// Pace spaces the requests of one waiter (a caller waiting for a run's
+// result, a stream reader) on a World that cannot notify. Keep one Pace
+// for the whole wait, however many checks it takes, and call Pause before
+// every check but the first. The zero Pace is ready to use.
+type Pace struct {
+	// PerRound is how many requests the waiter makes after each pause;
+	// zero means one. The pauses grow with it to keep the rate.
+	PerRound int
+
+	started time.Time
+	pause   time.Duration
+}
+
+// Pause waits until the waiter may check again, or until ctx is done.
+func (p *Pace) Pause(ctx context.Context) error {
+	now := time.Now()
+	if p.started.IsZero() {
+		p.started = now
+	}
+	d := max(p.pause, pollFirst)
+	if now.Sub(p.started) >= pollGrace {
+		d = max(d, p.floor())
+	}
+	p.pause = min(d*2, max(pollMax, p.floor()))
+	return sleep(ctx, d)
+}
+
+// Progress tells the Pace that the last check found something new: the
+// next pause is short again, as short as the waiter's rate allows.
+func (p *Pace) Progress() { p.pause = 0 }
+
+// floor is the shortest pause that keeps the waiter at pollRate.
+func (p *Pace) floor() time.Duration {
+	return time.Duration(max(p.PerRound, 1)) * time.Second / pollRate
+}
+
+// WaitEvents waits until the waiter should look at the run again: until
+// its log has an event at a slot > after on a Notifier, for the next pause
+// elsewhere (the waiter's own next read is then the poll).
+func (p *Pace) WaitEvents(ctx context.Context, w Store, runID string, after int64) error {
+	if n, ok := w.(Notifier); ok {
+		return n.WaitEvents(ctx, runID, after)
+	}
+	return p.Pause(ctx)
+}
+
+// WaitStream is WaitEvents for a stream: until it has a chunk at index >=
+// from or is closed on a Notifier, for the next pause elsewhere.
+func (p *Pace) WaitStream(ctx context.Context, w Streams, name string, from int64) error {
+	if n, ok := w.(Notifier); ok {
+		return n.WaitStream(ctx, name, from)
+	}
+	return p.Pause(ctx)
+}
+
+// Notifies reports whether w wakes waiters itself (a Notifier), so that
+// they need no Pace.
+func Notifies(w any) bool {
+	_, ok := w.(Notifier)
+	return ok
+}
+
 // WaitEvents returns once the run's log has an event at a slot > after, or
-// when ctx is done. It uses the World's Notifier if it has one, else polls.
+// when ctx is done. It uses the World's Notifier if it has one, else polls
+// at a Pace.
 func WaitEvents(ctx context.Context, w Store, runID string, after int64) error {
 	if n, ok := w.(Notifier); ok {
 		return n.WaitEvents(ctx, runID, after)
@@ -26,7 +94,7 @@ func WaitEvents(ctx context.Context, w Store, runID string, after int64) error {
 
 // WaitStream returns once the stream has a chunk at index >= from or is
 // closed, or when ctx is done. It uses the World's Notifier if it has one,
-// else polls.
+// else polls at a Pace.
 func WaitStream(ctx context.Context, w Streams, name string, from int64) error {
 	if n, ok := w.(Notifier); ok {
 		return n.WaitStream(ctx, name, from)
@@ -38,19 +106,26 @@ func WaitStream(ctx context.Context, w Streams, name string, from int64) error {
 }
 
 func poll(ctx context.Context, ready func() (bool, error)) error {
-	delay := pollFirst
+	var pace Pace
 	for {
 		ok, err := ready()
 		if err != nil || ok {
 			return err
 		}
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		if err := pace.Pause(ctx); err != nil {
+			return err
 		}
-		delay = min(delay*2, pollMax)
+	}
+}
+
+// sleep waits for d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }

@@ -31,6 +31,7 @@ type Worker struct {
 func (w *Worker) Serve(ctx context.Context) error {
 	n := max(w.Concurrency, 1)
 	sem := make(chan struct{}, n)
+	var failing world.Pace // spaces receives while the queue fails
 	for {
 		select {
 		case sem <- struct{}{}:
@@ -46,9 +47,10 @@ func (w *Worker) Serve(ctx context.Context) error {
 				return nil
 			}
 			w.Engine.logger().Error("workflow: receive failed", "err", err)
-			time.Sleep(100 * time.Millisecond)
+			_ = failing.Pause(ctx) // ctx done: the loop's next select returns
 			continue
 		}
+		failing.Progress()
 		w.inflight.Add(1)
 		w.busy.Add(1)
 		go func() {

@@ -130,8 +130,9 @@
 //
 // # Waiting
 //
-// The World is not a world.Notifier: world.WaitEvents and world.WaitStream
-// poll Events and ReadStream, one Query each.
+// The World is not a world.Notifier: waiters poll GetRun, Events and
+// ReadStream, one Query each, at a world.Pace (at most 5 requests a second
+// per waiter after its first second).
 //
 // # Costs
 //
