@@ -10,8 +10,8 @@ import (
 	"github.com/lambdaworkflow/workflow/world"
 )
 
-// ErrStreamClosed: a write to a run's stream after a step closed it or the
-// run ended.
+// ErrStreamClosed is returned by a write to a run's stream after a step
+// closed it or the run ended.
 var ErrStreamClosed = errors.New("workflow: stream closed")
 
 // StreamWriter writes values of type T to one of the run's streams, which
