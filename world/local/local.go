@@ -10,7 +10,8 @@
 // Durability: WAL mode with synchronous=NORMAL. A commit has been written
 // to the WAL file before the call returns, so it survives kill -9 of the
 // process; a power cut or kernel crash can lose the last commits since a
-// checkpoint, never corrupt the database. Syncing every commit
+// checkpoint, never corrupt the database. Checkpoints run in the
+// background (checkpoint.go), never inside a commit. Syncing every commit
 // (synchronous=FULL) costs one fsync, about 0.4 ms on a small VM disk,
 // which is more than a workflow step's whole write budget; WithFullSync
 // buys power-loss durability at that price.
@@ -78,6 +79,7 @@ type World struct {
 	wdb      *sql.DB
 	ws       writeStmts
 	fullSync bool
+	ckpt     *checkpointer
 
 	rdb *sql.DB
 	rs  readStmts
@@ -119,6 +121,7 @@ func Open(dir string, opts ...Option) (*World, error) {
 		return nil, fmt.Errorf("local: open %s: %w", path, err)
 	}
 	go w.watchOtherProcesses()
+	go w.ckpt.run(w.closed, &w.wmu)
 	return w, nil
 }
 
@@ -130,7 +133,9 @@ func (w *World) open(path string, fullSync bool) error {
 	var err error
 	// One connection: SQLite has a single writer anyway, and keeping it
 	// lets the statements stay prepared.
-	if w.wdb, err = sql.Open("sqlite", dsn(path, "synchronous("+syncMode+")")); err != nil {
+	// The writer never checkpoints: the checkpointer does, in the
+	// background.
+	if w.wdb, err = sql.Open("sqlite", dsn(path, "synchronous("+syncMode+")", "wal_autocheckpoint(0)")); err != nil {
 		return err
 	}
 	w.wdb.SetMaxOpenConns(1)
@@ -149,7 +154,11 @@ func (w *World) open(path string, fullSync bool) error {
 	}
 	w.rdb.SetMaxOpenConns(4)
 	w.rdb.SetMaxIdleConns(4)
-	return w.rs.prepare(ctx, w.rdb)
+	if err = w.rs.prepare(ctx, w.rdb); err != nil {
+		return err
+	}
+	w.ckpt, err = newCheckpointer(path)
+	return err
 }
 
 func uri(path string) string {
@@ -173,6 +182,7 @@ func (w *World) Close() error {
 	var err error
 	w.closeOnce.Do(func() {
 		close(w.closed)
+		<-w.ckpt.done
 		w.wmu.Lock()
 		defer w.wmu.Unlock()
 		err = w.closeDBs()
@@ -188,7 +198,11 @@ func (w *World) closeDBs() error {
 	if w.wconn != nil {
 		errs = append(errs, w.wconn.Close())
 	}
-	for _, db := range []*sql.DB{w.rdb, w.wdb} {
+	dbs := []*sql.DB{w.rdb, w.wdb}
+	if w.ckpt != nil {
+		dbs = append(dbs, w.ckpt.db)
+	}
+	for _, db := range dbs {
 		if db != nil {
 			errs = append(errs, db.Close())
 		}
@@ -245,5 +259,6 @@ func (w *World) transact(f func(s *writeStmts) error) error {
 		_, rbErr := w.ws.rollback.Exec()
 		return errors.Join(err, rbErr)
 	}
+	w.ckpt.committed()
 	return nil
 }
