@@ -124,11 +124,21 @@ func (inv *invocation) needsFlush() bool {
 		return true
 	}
 	for _, p := range inv.buffer {
-		if _, creates := creationKind[p.ev.Type]; !creates && p.ev.Type != world.StepStarted {
+		if !lazy(p.ev.Type) {
 			return true
 		}
 	}
 	return false
+}
+
+// lazy reports whether an event may wait in the buffer while steps run,
+// to be written with the next result (or after lazyFlush): it records that
+// something began (the run, a durable call, a step attempt), which nothing
+// waits on. Writing the run's start eagerly would put a write between the
+// run's first steps and their start, and cost every run a write.
+func lazy(t world.EventType) bool {
+	_, creates := creationKind[t]
+	return creates || t == world.StepStarted || t == world.RunStarted
 }
 
 // budgetTimer fires when the invocation should stop taking work and hand
