@@ -7,7 +7,7 @@ GOLANGCI_LINT_VERSION ?= v2.15.0
 GOLANGCI_LINT = $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 # The modules of this repository: the SDK, and the benchmarks in modules of
 # their own so that their dependencies never reach a user's module graph.
-MODULES = . bench
+MODULES = . bench bench/peers
 
 .PHONY: run test lint emulator bench
 
@@ -30,8 +30,8 @@ lint: ## gofmt, public citations, then go mod tidy and golangci-lint (.golangci.
 emulator: ## install and start MiniStack on 127.0.0.1:4566 for the AWS tests
 	scripts/emulator.sh start
 
-bench: ## the Workflow SDK's benchmarks (useworkflow.dev/docs/performance) on every World, quick (FULL=1: its methodology, an hour or more; WORLDS=local,memory to pick)
-	$(GO) -C bench run ./cmd/bench $(if $(FULL),-full) $(if $(WORLDS),-worlds $(WORLDS))
+bench: ## the Workflow SDK's benchmarks (useworkflow.dev/docs/performance) on every World and on DBOS Transact Go and go-workflows, side by side, quick (FULL=1: its methodology, an hour or more; WORLDS=local,memory to pick)
+	$(GO) -C bench/peers run ./cmd/bench -out $(CURDIR)/bench/results $(if $(FULL),-full) $(if $(WORLDS),-worlds $(WORLDS))
 
 # AWS Lambda (template.yaml, docs/AWS.md). sam build runs build-<LogicalId>
 # with ARTIFACTS_DIR set, but does not say which architecture the template

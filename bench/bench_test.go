@@ -50,15 +50,8 @@ func TestRecordingShape(t *testing.T) {
 // World: it checks the harness, not the numbers (targets are reported, not
 // asserted).
 func TestSuiteSmoke(t *testing.T) {
-	cfg := Config{
-		Mode: "smoke", Work: time.Millisecond,
-		SeqRuns: 2, SeqSteps: 5,
-		LongRuns: 1, LongSteps: 25, LongWork: 0,
-		FanRuns: 2, Branches: 8,
-		ResumeRuns: 1, Resumes: 2, Idle: 10 * time.Millisecond,
-		StreamRuns: 1, StreamChunks: 40, StreamSeconds: 0.2, StreamScale: 1,
-	}
-	spec, _ := WorldByName("memory")
+	cfg := Smoke()
+	spec, _ := ByName(Worlds(), "memory")
 	res := Run(t.Context(), spec, cfg, t.Logf)
 	if res.Skipped != "" || len(res.Notes) > 0 {
 		t.Fatalf("skipped %q, notes %q", res.Skipped, res.Notes)
@@ -83,24 +76,16 @@ func TestSuiteSmoke(t *testing.T) {
 // benchWorlds are the Worlds the Go benchmarks run on.
 var benchWorlds = []string{"memory", "local", "local-fullsync"}
 
-// startWorker opens a World and runs a worker on it until the benchmark
-// ends.
+// startWorker opens a World with a Worker on it until the benchmark ends,
+// and returns its client.
 func startWorker(b *testing.B, name string) *workflow.Client {
-	spec, _ := WorldByName(name)
-	ctx, cancel := context.WithCancel(context.Background())
-	w, release, err := spec.Open(ctx)
+	spec, _ := ByName(Worlds(), name)
+	e, release, err := spec.Open(b.Context())
 	if err != nil {
-		cancel()
 		b.Skip(err)
 	}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		workflow.NewWorker(w, workflow.WorkerOptions{Concurrency: 64, Logger: quiet}).Run(ctx)
-	}()
-	b.Cleanup(func() { cancel(); <-done; release() })
-	return workflow.NewClient(w)
+	b.Cleanup(release)
+	return e.(*sdkEngine).c
 }
 
 func runSeq(b *testing.B, c *workflow.Client, steps int) string {

@@ -30,11 +30,13 @@ var worldColors = map[string]color.Color{
 	"local":          color.RGBA{0x1f, 0x77, 0xb4, 0xff},
 	"local-fullsync": color.RGBA{0x2c, 0xa0, 0x2c, 0xff},
 	"aws":            color.RGBA{0xff, 0x7f, 0x0e, 0xff},
+	"dbos":           color.Black,
+	"go-workflows":   color.RGBA{0x94, 0x67, 0xbd, 0xff},
 }
 
-// WriteChart draws the overview: each World's p75 on every metric with a
-// target, the target (red bar) and DBOS Transact Go's p75 (black ring), on
-// a log scale. path's extension picks the format (.png, .svg).
+// WriteChart draws the overview: each World's p75 (dots) and each peer's
+// (rings) on every metric with a target, and the target (red bar), on a
+// log scale. path's extension picks the format (.png, .svg).
 func WriteChart(path string, results []*Result, title string) error {
 	p := plot.New()
 	p.Title.Text = title
@@ -79,19 +81,20 @@ func WriteChart(path string, results []*Result, title string) error {
 		if err != nil {
 			return err
 		}
-		s.GlyphStyle = draw.GlyphStyle{Color: colorOf(r.World), Radius: vg.Points(4), Shape: draw.CircleGlyph{}}
+		var shape draw.GlyphDrawer = draw.CircleGlyph{}
+		if r.Peer {
+			shape = draw.RingGlyph{}
+		}
+		s.GlyphStyle = draw.GlyphStyle{Color: colorOf(r.World), Radius: vg.Points(4), Shape: shape}
 		p.Add(s)
 		p.Legend.Add(r.World, s)
 	}
-	var targets, peers plotter.XYs
+	var targets plotter.XYs
 	for i, row := range chartRows {
 		for _, t := range Targets {
 			if t.Metric == row.key && t.Stat != "ratio" {
 				targets = append(targets, plotter.XY{X: track(t.Max), Y: float64(n - 1 - i)})
 			}
-		}
-		if v, ok := Peers[0].Metrics[row.key]; ok {
-			peers = append(peers, plotter.XY{X: track(v), Y: float64(n - 1 - i)})
 		}
 	}
 	if len(targets) > 0 {
@@ -102,15 +105,6 @@ func WriteChart(path string, results []*Result, title string) error {
 		s.GlyphStyle = draw.GlyphStyle{Color: color.RGBA{0xd6, 0x27, 0x28, 0xff}, Radius: vg.Points(7), Shape: barGlyph{}}
 		p.Add(s)
 		p.Legend.Add("target", s)
-	}
-	if len(peers) > 0 {
-		s, err := plotter.NewScatter(peers)
-		if err != nil {
-			return err
-		}
-		s.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(5), Shape: draw.RingGlyph{}}
-		p.Add(s)
-		p.Legend.Add(Peers[0].Name+" p75", s)
 	}
 	if !math.IsInf(lo, 0) {
 		p.X.Min, p.X.Max = math.Pow(10, math.Floor(math.Log10(lo))), math.Pow(10, math.Ceil(math.Log10(hi)))

@@ -99,5 +99,6 @@ func (c *Collector) Forget(run string) {
 // Keys a run's samples are recorded under.
 func startKey(i int) string { return "start/" + strconv.Itoa(i) }
 func endKey(i int) string   { return "end/" + strconv.Itoa(i) }
+func awaitKey(i int) string { return "await/" + strconv.Itoa(i) }
 
 const joinKey = "join"

@@ -7,15 +7,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/lambdaworkflow/workflow"
 )
 
 // Memory is the peak resident memory of a worker process holding many
@@ -70,9 +67,9 @@ func procStatus() (rss, hwm int64) {
 }
 
 // MeasureMemory runs the two memory children (exe is this binary, which
-// must call RunChild when given ChildFlag) on a World.
-func MeasureMemory(ctx context.Context, exe string, spec WorldSpec, cfg Config) (*Memory, error) {
-	m := &Memory{Method: "peak RSS (VmHWM of /proc/self/status) of a child worker process: same World, a fresh store"}
+// must call RunChild when given ChildFlag) on a subject.
+func MeasureMemory(ctx context.Context, exe string, spec Subject, cfg Config) (*Memory, error) {
+	m := &Memory{Method: "peak RSS (VmHWM of /proc/self/status) of a child worker process: same engine, a fresh store"}
 	var err error
 	if m.Suspended, err = child(ctx, exe, spec.Name, "suspended", cfg.MemSuspended); err != nil {
 		return m, err
@@ -105,15 +102,15 @@ func lastLine(s string) string {
 	return lines[len(lines)-1]
 }
 
-// RunChild is a memory child's main: args are world, kind ("suspended" or
-// "inflight") and n. It prints one MemSample as JSON.
-func RunChild(args []string, stdout io.Writer) error {
+// RunChild is a memory child's main: args are the subject's name, kind
+// ("suspended" or "inflight") and n. It prints one MemSample as JSON.
+func RunChild(subjects []Subject, args []string, stdout io.Writer) error {
 	if len(args) != 3 {
-		return fmt.Errorf("usage: %s world suspended|inflight n", ChildFlag)
+		return fmt.Errorf("usage: %s subject suspended|inflight n", ChildFlag)
 	}
-	spec, ok := WorldByName(args[0])
+	spec, ok := ByName(subjects, args[0])
 	if !ok {
-		return fmt.Errorf("unknown world %q", args[0])
+		return fmt.Errorf("unknown subject %q", args[0])
 	}
 	n, err := strconv.Atoi(args[2])
 	if err != nil {
@@ -121,18 +118,12 @@ func RunChild(args []string, stdout io.Writer) error {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	w, release, err := spec.Open(ctx)
+	e, release, err := spec.Open(ctx)
 	if err != nil {
 		return err
 	}
 	defer release()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	worker := workflow.NewWorker(w, workflow.WorkerOptions{Concurrency: 64, Logger: quiet})
-	done := make(chan struct{})
-	go func() { defer close(done); worker.Run(ctx) }()
-	defer func() { cancel(); <-done }()
-	c := workflow.NewClient(w)
-	s := &suite{ctx: ctx, w: w, c: c}
+	s := &suite{ctx: ctx, e: e}
 
 	time.Sleep(100 * time.Millisecond)
 	sample := MemSample{}
@@ -140,42 +131,16 @@ func RunChild(args []string, stdout io.Writer) error {
 	start := time.Now()
 	switch args[1] {
 	case "suspended":
-		// n runs, each suspended on a hook: the worker holds them all.
-		ids := make([]string, n)
-		for i := range ids {
-			st, _, err := startRun(s, resume, ResumeInput{Resumes: 1})
-			if err != nil {
-				return err
-			}
-			ids[i] = st.id
-		}
-		wctx, wcancel := context.WithTimeout(ctx, 8*time.Minute)
-		defer wcancel()
-		for _, id := range ids {
-			if err := s.waitHook(wctx, hookToken(id, 1)); err != nil {
-				return err
-			}
-		}
-		for worker.Busy() > 0 && wctx.Err() == nil {
-			time.Sleep(10 * time.Millisecond)
-		}
+		err = s.holdSuspended(n)
 		sample.Runs = n
 	case "inflight":
-		// One fan-out whose n branches are all running at once.
-		st, _, err := startRun(s, fanout, FanInput{Branches: n, Work: 2 * time.Second})
-		if err != nil {
-			return err
-		}
-		wctx, wcancel := context.WithTimeout(ctx, 5*time.Minute)
-		defer wcancel()
-		for i := 1; i <= n; i++ {
-			if _, err := Samples.Wait(wctx, st.id, startKey(i)); err != nil {
-				return err
-			}
-		}
+		err = s.holdInflight(n)
 		sample.Runs, sample.Branches = 1, n
 	default:
-		return fmt.Errorf("unknown memory benchmark %q", args[1])
+		err = fmt.Errorf("unknown memory benchmark %q", args[1])
+	}
+	if err != nil {
+		return err
 	}
 	sample.SetupSeconds = time.Since(start).Seconds()
 	sample.RSSKB, sample.PeakKB = procStatus()
@@ -185,4 +150,47 @@ func RunChild(args []string, stdout io.Writer) error {
 	runtime.ReadMemStats(&ms)
 	sample.HeapInuseKB = int64(ms.HeapInuse / 1024)
 	return json.NewEncoder(stdout).Encode(sample)
+}
+
+// holdSuspended starts n runs that each wait for a resume, and returns
+// once all of them wait (and, for this SDK, the Worker has let them go).
+func (s *suite) holdSuspended(n int) error {
+	ids := make([]string, n)
+	for i := range ids {
+		st, err := s.startRun(func(ctx context.Context, id string) (Wait, error) { return s.e.Resumable(ctx, id, 1, 0) })
+		if err != nil {
+			return err
+		}
+		ids[i] = st.id
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, 8*time.Minute)
+	defer cancel()
+	for _, id := range ids {
+		if err := s.e.AwaitSuspended(ctx, id, 1); err != nil {
+			return err
+		}
+	}
+	if sdk, ok := s.e.(*sdkEngine); ok {
+		for sdk.Busy() > 0 && ctx.Err() == nil {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	return ctx.Err()
+}
+
+// holdInflight starts one fan-out of n branches and returns once all of
+// them are running.
+func (s *suite) holdInflight(n int) error {
+	st, err := s.startRun(s.fan(n, 2*time.Second))
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, 5*time.Minute)
+	defer cancel()
+	for i := 1; i <= n; i++ {
+		if _, err := Samples.Wait(ctx, st.id, startKey(i)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -6,6 +6,26 @@ import (
 	"time"
 )
 
+// ReplayRecording replays a recorded agent token stream in (scaled) real
+// time through write, one call per chunk, and returns how many it wrote.
+// Each chunk carries its index and the time it was written, so the reader
+// can time its trip. It is every engine's stream step.
+func ReplayRecording(runID string, in StreamInput, write func(Chunk) error) (int, error) {
+	Samples.Mark(runID, "agent/start")
+	rec := Recording(in.Chunks, in.Length, in.Seed)
+	start := time.Now()
+	for i, c := range rec {
+		at := start.Add(time.Duration(float64(c.At) * in.Scale))
+		if d := time.Until(at); d > 0 {
+			time.Sleep(d)
+		}
+		if err := write(Chunk{Index: i, Written: sinceBase(), Text: c.Text}); err != nil {
+			return i, err
+		}
+	}
+	return len(rec), nil
+}
+
 // RecordedChunk is one chunk of a recorded agent response: when it was
 // produced, from the start of the response, and its text.
 type RecordedChunk struct {
@@ -61,8 +81,8 @@ func Recording(n int, seconds float64, seed uint64) []RecordedChunk {
 	return out
 }
 
-// chunk is a stream chunk as the agent step writes it.
-type chunk struct {
+// Chunk is a stream chunk as the agent step writes it.
+type Chunk struct {
 	Index   int    `json:"i"`
 	Written int64  `json:"t"` // nanoseconds since base, when the writer wrote it
 	Text    string `json:"d"`

@@ -92,7 +92,7 @@ func WriteTable(out io.Writer, results []*Result) {
 	for _, r := range ran {
 		header = append(header, r.World+" p50/p75/p99")
 	}
-	header = append(header, "n", "peers p75", "target")
+	header = append(header, "n", "target")
 	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
 	for _, key := range MetricOrder {
 		row := []string{shortLabels[key]}
@@ -111,22 +111,17 @@ func WriteTable(out io.Writer, results []*Result) {
 		if !any {
 			continue
 		}
-		var peers []string
-		for _, p := range Peers {
-			if v, ok := p.Metrics[key]; ok {
-				peers = append(peers, fmt.Sprintf("%s %s", p.Name, num(v)))
-			}
-		}
 		target := ""
 		for _, t := range Targets {
 			if t.Metric == key {
 				target = targetText(t)
 			}
 		}
-		row = append(row, n, strings.Join(peers, ", "), target)
+		row = append(row, n, target)
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
 	tw.Flush()
+	writeRatios(out, Compare(ran))
 	for _, r := range ran {
 		if r.StreamRuns > 0 {
 			fmt.Fprintf(out, "%s: stream runs with a chunk delayed > 1 s: %d of %d\n", r.World, r.StreamRunsDelayed, r.StreamRuns)

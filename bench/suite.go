@@ -5,15 +5,11 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
+	"iter"
 	"maps"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/lambdaworkflow/workflow"
-	"github.com/lambdaworkflow/workflow/world"
 )
 
 // Config sizes a suite run. Quick and Full are the two presets.
@@ -84,6 +80,19 @@ func Full() Config {
 	}
 }
 
+// Smoke is a tiny preset for tests of the harness: every benchmark runs,
+// for a fraction of a second, with no warm-up.
+func Smoke() Config {
+	return Config{
+		Mode: "smoke", Work: time.Millisecond,
+		SeqRuns: 2, SeqSteps: 5,
+		LongRuns: 1, LongSteps: 25, LongWork: 0,
+		FanRuns: 2, Branches: 8,
+		ResumeRuns: 1, Resumes: 2, Idle: 10 * time.Millisecond,
+		StreamRuns: 1, StreamChunks: 40, StreamSeconds: 0.2, StreamScale: 1,
+	}
+}
+
 // Metric is one measured quantity, pooled across runs.
 type Metric struct {
 	Key   string  `json:"key"`
@@ -96,6 +105,7 @@ type Metric struct {
 type Result struct {
 	World       string    `json:"world"`
 	Description string    `json:"description"`
+	Peer        bool      `json:"peer,omitempty"`
 	Skipped     string    `json:"skipped,omitempty"`
 	Started     time.Time `json:"started"`
 	Seconds     float64   `json:"seconds"`
@@ -132,37 +142,35 @@ func (r *Result) add(key, label, clock string, samples []time.Duration) {
 	r.Metrics = append(r.Metrics, Metric{Key: key, Label: label, Clock: clock, Stats: Summarize(samples)})
 }
 
-// suite runs the benchmarks on one World.
+// suite runs the benchmarks on one subject.
 type suite struct {
-	ctx    context.Context
-	w      world.World
-	c      *workflow.Client
-	cfg    Config
-	res    *Result
-	calls  callCounter // nil unless the World counts its API calls
-	logf   func(format string, args ...any)
-	worker *workflow.Worker
+	ctx   context.Context
+	e     Engine
+	cfg   Config
+	res   *Result
+	calls callCounter // nil unless the World counts its API calls
+	logf  func(format string, args ...any)
 }
 
-// Run runs the suite on one World and returns its result. A World that
+// Run runs the suite on one subject and returns its result. A subject that
 // cannot be opened is reported as skipped, with the reason.
-func Run(ctx context.Context, spec WorldSpec, cfg Config, logf func(string, ...any)) *Result {
-	res := &Result{World: spec.Name, Description: spec.Description, Started: time.Now(), Config: cfg, Env: environment(),
-		StreamAPI: "workflow.Writer (step side, one Write per chunk) and Run.Readable (reader in the benchmark process)"}
+func Run(ctx context.Context, subj Subject, cfg Config, logf func(string, ...any)) *Result {
+	res := &Result{World: subj.Name, Description: subj.Description, Peer: subj.Peer, Started: time.Now(), Config: cfg, Env: environment()}
 	defer func() { res.Seconds = time.Since(res.Started).Seconds() }()
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	w, release, err := spec.Open(ctx)
+	e, release, err := subj.Open(ctx)
 	if err != nil {
 		res.Skipped = err.Error()
 		return res
 	}
 	defer release()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	s := &suite{ctx: ctx, w: w, c: workflow.NewClient(w), cfg: cfg, res: res, logf: logf}
-	s.calls, _ = w.(callCounter)
+	res.StreamAPI = e.StreamAPI()
+	s := &suite{ctx: ctx, e: e, cfg: cfg, res: res, logf: logf}
+	if sdk, ok := e.(*sdkEngine); ok {
+		s.calls, _ = sdk.w.(callCounter)
+	}
 	if s.calls != nil && cfg.SlowLongRuns > 0 {
 		s.cfg.LongRuns = min(s.cfg.LongRuns, cfg.SlowLongRuns)
 	}
@@ -171,12 +179,6 @@ func Run(ctx context.Context, spec WorldSpec, cfg Config, logf func(string, ...a
 		res.Notes = append(res.Notes, fmt.Sprintf("quick mode: the long run has %d steps on this World, not %d (steps 1,001-1,020 are measured in full mode)", cfg.SlowLongSteps, cfg.LongSteps))
 	}
 	res.Config = s.cfg
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	s.worker = workflow.NewWorker(w, workflow.WorkerOptions{Concurrency: 64, Logger: quiet})
-	done := make(chan struct{})
-	go func() { defer close(done); s.worker.Run(ctx) }()
-	defer func() { cancel(); <-done }()
-
 	for _, b := range []struct {
 		name string
 		run  func() error
@@ -203,32 +205,42 @@ func Run(ctx context.Context, spec WorldSpec, cfg Config, logf func(string, ...a
 
 func newRunID() string { return "wrun_bench_" + strings.ToLower(rand.Text()[:16]) }
 
-// started is a run the suite started, with the time Start was called.
+// started is a run the suite started, with the time its start was called.
 type started struct {
-	id string
-	t0 time.Time
+	id   string
+	t0   time.Time
+	wait Wait
 }
 
-func startRun[I, O any](s *suite, wf *workflow.Workflow[I, O], in I) (started, *workflow.Run[O], error) {
-	id := newRunID()
-	t0 := time.Now()
-	run, err := workflow.Start(s.ctx, s.c, wf, in, workflow.WithRunID(id))
-	return started{id: id, t0: t0}, run, err
+// startRun starts a run with one of the engine's start methods.
+func (s *suite) startRun(begin func(ctx context.Context, id string) (Wait, error)) (started, error) {
+	st := started{id: newRunID(), t0: time.Now()}
+	var err error
+	st.wait, err = begin(s.ctx, st.id)
+	return st, err
 }
 
-// runToEnd starts a run and waits for its result; end is when Result
+// runToEnd starts a run and waits for its result; end is when the wait
 // returned.
-func runToEnd[I, O any](s *suite, wf *workflow.Workflow[I, O], in I, timeout time.Duration) (started, time.Time, error) {
-	st, run, err := startRun(s, wf, in)
+func (s *suite) runToEnd(begin func(ctx context.Context, id string) (Wait, error), timeout time.Duration) (started, time.Time, error) {
+	st, err := s.startRun(begin)
 	if err != nil {
 		return st, time.Time{}, err
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, timeout)
 	defer cancel()
-	if _, err := run.Result(ctx); err != nil {
+	if err := st.wait(ctx); err != nil {
 		return st, time.Time{}, fmt.Errorf("run %s: %w", st.id, err)
 	}
 	return st, time.Now(), nil
+}
+
+func (s *suite) seq(steps int, work time.Duration) func(context.Context, string) (Wait, error) {
+	return func(ctx context.Context, id string) (Wait, error) { return s.e.Sequential(ctx, id, steps, work) }
+}
+
+func (s *suite) fan(branches int, work time.Duration) func(context.Context, string) (Wait, error) {
+	return func(ctx context.Context, id string) (Wait, error) { return s.e.FanOut(ctx, id, branches, work) }
 }
 
 func (s *suite) mark(id, key string) (time.Time, error) {
@@ -245,13 +257,13 @@ func (s *suite) warmup() error {
 		return nil
 	}
 	for range 2 {
-		st, _, err := runToEnd(s, sequential, SeqInput{Steps: s.cfg.SeqSteps, Work: time.Millisecond}, time.Minute)
+		st, _, err := s.runToEnd(s.seq(s.cfg.SeqSteps, time.Millisecond), time.Minute)
 		if err != nil {
 			return err
 		}
 		Samples.Forget(st.id)
 	}
-	st, _, err := runToEnd(s, fanout, FanInput{Branches: s.cfg.Branches, Work: time.Millisecond}, time.Minute)
+	st, _, err := s.runToEnd(s.fan(s.cfg.Branches, time.Millisecond), time.Minute)
 	Samples.Forget(st.id)
 	return err
 }
@@ -260,7 +272,7 @@ func (s *suite) warmup() error {
 func (s *suite) sequential() error {
 	var ttfs, stso, wall []time.Duration
 	for range s.cfg.SeqRuns {
-		st, end, err := runToEnd(s, sequential, SeqInput{Steps: s.cfg.SeqSteps, Work: s.cfg.Work}, time.Minute)
+		st, end, err := s.runToEnd(s.seq(s.cfg.SeqSteps, s.cfg.Work), time.Minute)
 		if err != nil {
 			return err
 		}
@@ -277,9 +289,9 @@ func (s *suite) sequential() error {
 		wall = append(wall, end.Sub(st.t0))
 		Samples.Forget(st.id)
 	}
-	s.res.add("ttfs", "Time to first step (5-step workflow)", "Start called → first line of step 1", ttfs)
+	s.res.add("ttfs", "Time to first step (5-step workflow)", "start called → first line of step 1", ttfs)
 	s.res.add("stso", "Step-to-step overhead (5-step workflow)", "last line of step i → first line of step i+1", stso)
-	s.res.add("seq_wall", "5-step workflow, wall time", "Start called → Result returned (includes simulated work)", wall)
+	s.res.add("seq_wall", "5-step workflow, wall time", "start called → result returned (includes simulated work)", wall)
 	return nil
 }
 
@@ -306,7 +318,7 @@ func (s *suite) long() error {
 	gaps := make([][]time.Duration, len(windows))
 	var wall, overhead []time.Duration
 	for range s.cfg.LongRuns {
-		st, end, err := runToEnd(s, sequential, SeqInput{Steps: s.cfg.LongSteps, Work: s.cfg.LongWork}, 30*time.Minute)
+		st, end, err := s.runToEnd(s.seq(s.cfg.LongSteps, s.cfg.LongWork), 30*time.Minute)
 		if err != nil {
 			return err
 		}
@@ -337,8 +349,8 @@ func (s *suite) long() error {
 			"last line of step i → first line of step i+1", gaps[i])
 	}
 	if s.cfg.LongSteps == 1020 {
-		s.res.add("long_wall", "1,020-step run, wall time", "Start called → Result returned (includes simulated work)", wall)
-		s.res.add("long_overhead", "1,020-step run, wall time less in-step time", "Start → Result, minus every step's first line → last line", overhead)
+		s.res.add("long_wall", "1,020-step run, wall time", "start called → result returned (includes simulated work)", wall)
+		s.res.add("long_overhead", "1,020-step run, wall time less in-step time", "start → result, minus every step's first line → last line", overhead)
 	}
 	return nil
 }
@@ -356,7 +368,7 @@ func (s *suite) span(runID string, i int) (start, end time.Time, err error) {
 func (s *suite) fanout() error {
 	var first, last, join, wall []time.Duration
 	for range s.cfg.FanRuns {
-		st, end, err := runToEnd(s, fanout, FanInput{Branches: s.cfg.Branches, Work: s.cfg.Work}, 3*time.Minute)
+		st, end, err := s.runToEnd(s.fan(s.cfg.Branches, s.cfg.Work), 3*time.Minute)
 		if err != nil {
 			return err
 		}
@@ -386,72 +398,37 @@ func (s *suite) fanout() error {
 		wall = append(wall, end.Sub(st.t0))
 		Samples.Forget(st.id)
 	}
-	s.res.add("fan_first", "Fan-out 64: first branch starts", "Start called → first line of the earliest branch", first)
-	s.res.add("fan_last", "Fan-out 64: slowest branch starts (TTLS)", "Start called → first line of the latest branch", last)
+	s.res.add("fan_first", "Fan-out 64: first branch starts", "start called → first line of the earliest branch", first)
+	s.res.add("fan_last", "Fan-out 64: slowest branch starts (TTLS)", "start called → first line of the latest branch", last)
 	s.res.add("fan_join", "Fan-out 64: join", "last line of the slowest branch → code after the join", join)
-	s.res.add("fan_wall", "Fan-out 64, wall time", "Start called → Result returned (includes simulated work)", wall)
+	s.res.add("fan_wall", "Fan-out 64, wall time", "start called → result returned (includes simulated work)", wall)
 	return nil
 }
 
-// waitHook waits until the hook with token is registered.
-func (s *suite) waitHook(ctx context.Context, token string) error {
-	for {
-		if _, err := s.w.GetHook(ctx, token); err == nil {
-			return nil
-		} else if !errors.Is(err, world.ErrHookNotFound) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("hook %s never appeared: %w", token, ctx.Err())
-		case <-time.After(time.Millisecond):
-		}
-	}
-}
-
-// resume: time to resume, five resumes a run after Idle on the hook.
+// resume: time to resume, five resumes a run after Idle on the wait.
 func (s *suite) resume() error {
 	var ttr, call []time.Duration
 	var cycles []map[string]int64
 	for range s.cfg.ResumeRuns {
-		st, run, err := startRun(s, resume, ResumeInput{Resumes: s.cfg.Resumes, Work: s.cfg.Work})
+		st, err := s.startRun(func(ctx context.Context, id string) (Wait, error) {
+			return s.e.Resumable(ctx, id, s.cfg.Resumes, s.cfg.Work)
+		})
 		if err != nil {
 			return err
 		}
 		ctx, cancel := context.WithTimeout(s.ctx, 5*time.Minute)
 		for i := 1; i <= s.cfg.Resumes && err == nil; i++ {
-			token := hookToken(st.id, i)
-			if err = s.waitHook(ctx, token); err != nil {
+			var t ttrSample
+			if t, err = s.resumeOnce(ctx, st.id, i); err != nil {
 				break
 			}
-			time.Sleep(s.cfg.Idle)
-			var before map[string]int64
-			if s.calls != nil {
-				before = s.calls.Calls()
-			}
-			t0 := time.Now()
-			if err = workflow.ResumeHook(ctx, s.c, token, newPayload(i, 0)); err != nil {
-				break
-			}
-			returned := time.Now()
-			var next time.Time
-			if next, err = Samples.Wait(ctx, st.id, startKey(i)); err != nil {
-				break
-			}
-			ttr = append(ttr, next.Sub(t0))
-			call = append(call, returned.Sub(t0))
-			if s.calls != nil {
-				// Let the cycle settle (the step's result written, the next
-				// hook claimed, the run suspended) before counting.
-				if _, err = Samples.Wait(ctx, st.id, endKey(i)); err != nil {
-					break
-				}
-				time.Sleep(300 * time.Millisecond)
-				cycles = append(cycles, diffCalls(before, s.calls.Calls()))
+			ttr, call = append(ttr, t.ttr), append(call, t.call)
+			if t.calls != nil {
+				cycles = append(cycles, t.calls)
 			}
 		}
 		if err == nil {
-			_, err = run.Result(ctx)
+			err = st.wait(ctx)
 		}
 		cancel()
 		Samples.Forget(st.id)
@@ -459,16 +436,57 @@ func (s *suite) resume() error {
 			return fmt.Errorf("run %s: %w", st.id, err)
 		}
 	}
-	s.res.add("ttr", "Time to resume (after 1 s idle on a hook)", "ResumeHook called → first line of the next step", ttr)
-	s.res.add("resume_call", "ResumeHook call latency", "ResumeHook called → returned (payload durably recorded)", call)
+	s.res.add("ttr", "Time to resume (after 1 s idle on a hook)", "resume called → first line of the next step", ttr)
+	s.res.add("resume_call", "Resume call latency", "resume called → returned (payload durably recorded)", call)
 	if s.res.Costs != nil && len(cycles) > 0 {
 		s.res.Costs.PerResume = averageCalls(cycles)
 	}
 	return nil
 }
 
-// stream: one step replays the agent recording to a namespaced stream of
-// its run; this process reads it as a client would, with Run.Readable.
+// ttrSample is one resume: its time to resume, how long the resume call
+// took, and the API calls of the whole cycle on a World that counts them.
+type ttrSample struct {
+	ttr, call time.Duration
+	calls     map[string]int64
+}
+
+// resumeOnce waits for run id to wait on its i-th resume, idles, resumes it
+// and times the step that follows.
+func (s *suite) resumeOnce(ctx context.Context, id string, i int) (ttrSample, error) {
+	var out ttrSample
+	if err := s.e.AwaitSuspended(ctx, id, i); err != nil {
+		return out, err
+	}
+	time.Sleep(s.cfg.Idle)
+	var before map[string]int64
+	if s.calls != nil {
+		before = s.calls.Calls()
+	}
+	t0 := time.Now()
+	if err := s.e.Resume(ctx, id, i); err != nil {
+		return out, err
+	}
+	returned := time.Now()
+	next, err := Samples.Wait(ctx, id, startKey(i))
+	if err != nil {
+		return out, err
+	}
+	out.ttr, out.call = next.Sub(t0), returned.Sub(t0)
+	if s.calls != nil {
+		// Let the cycle settle (the step's result written, the next
+		// hook claimed, the run suspended) before counting.
+		if _, err := Samples.Wait(ctx, id, endKey(i)); err != nil {
+			return out, err
+		}
+		time.Sleep(300 * time.Millisecond)
+		out.calls = diffCalls(before, s.calls.Calls())
+	}
+	return out, nil
+}
+
+// stream: one step replays the agent recording to a stream of its run;
+// this process reads it as a client would.
 func (s *suite) stream() error {
 	var trips, delivery []time.Duration
 	delayed := 0
@@ -476,53 +494,53 @@ func (s *suite) stream() error {
 		in := StreamInput{Namespace: "agent", Chunks: s.cfg.StreamChunks, Length: s.cfg.StreamSeconds,
 			Scale: s.cfg.StreamScale, Seed: uint64(r + 1)}
 		ctx, cancel := context.WithTimeout(s.ctx, time.Duration(float64(time.Second)*(in.Length*in.Scale*4+60)))
-		st, run, err := startRun(s, agentRun, in)
+		id := newRunID()
+		chunks, wait, err := s.e.Stream(ctx, id, in)
+		if errors.Is(err, ErrNoStream) {
+			cancel()
+			s.res.Notes = append(s.res.Notes, "chunk trip time not measured: "+err.Error())
+			return nil
+		}
 		if err != nil {
 			cancel()
 			return err
 		}
-		runTrips, last, err := readStream(ctx, run, in.Namespace, in.Chunks)
+		runTrips, last, err := readStream(chunks, in.Chunks)
 		if err == nil {
-			_, err = run.Result(ctx)
+			err = wait(ctx)
 		}
 		cancel()
 		if err != nil {
-			return fmt.Errorf("run %s: %w", st.id, err)
+			return fmt.Errorf("run %s: %w", id, err)
 		}
 		trips = append(trips, runTrips...)
 		if slices.Max(runTrips) > time.Second {
 			delayed++
 		}
-		first, err := s.mark(st.id, "agent/start")
+		first, err := s.mark(id, "agent/start")
 		if err != nil {
 			return err
 		}
 		delivery = append(delivery, last.Sub(first))
-		Samples.Forget(st.id)
+		Samples.Forget(id)
 	}
-	s.res.add("ctt", "Chunk trip time (agent stream)", "writer's Write call → reader receives the chunk", trips)
+	s.res.add("ctt", "Chunk trip time (agent stream)", "writer's write call → reader receives the chunk", trips)
 	s.res.add("stream_delivery", fmt.Sprintf("Agent stream delivery (%.1f s recording × %.2g)", s.cfg.StreamSeconds, s.cfg.StreamScale),
 		"writer's first line → reader receives the last chunk", delivery)
 	s.res.StreamRuns, s.res.StreamRunsDelayed = s.cfg.StreamRuns, delayed
 	return nil
 }
 
-// readStream reads a run's stream to its end with Run.Readable, as a
-// client elsewhere would, and returns each chunk's trip time and when the
-// last chunk arrived.
-func readStream(ctx context.Context, run *workflow.Run[int], namespace string, n int) ([]time.Duration, time.Time, error) {
+// readStream reads a run's stream to its end and returns each chunk's trip
+// time and when the last chunk arrived.
+func readStream(chunks iter.Seq2[Chunk, error], n int) ([]time.Duration, time.Time, error) {
 	trips := make([]time.Duration, 0, n)
 	var last time.Time
-	for c, err := range run.Readable(ctx, namespace, 0) {
+	for ch, err := range chunks {
 		if err != nil {
 			return nil, last, err
 		}
-		now := sinceBase()
-		var ch chunk
-		if err := c.Decode(&ch); err != nil {
-			return nil, last, err
-		}
-		trips = append(trips, time.Duration(now-ch.Written))
+		trips = append(trips, time.Duration(sinceBase()-ch.Written))
 		last = time.Now()
 	}
 	if len(trips) != n {
@@ -555,7 +573,7 @@ func (s *suite) costs() error {
 	}
 	measure := func(steps int) (map[string]int64, error) {
 		s.calls.ResetCalls()
-		st, _, err := runToEnd(s, sequential, SeqInput{Steps: steps}, 5*time.Minute)
+		st, _, err := s.runToEnd(s.seq(steps, 0), 5*time.Minute)
 		time.Sleep(300 * time.Millisecond) // let the worker ack
 		Samples.Forget(st.id)
 		return s.calls.Calls(), err

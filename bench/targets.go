@@ -42,21 +42,6 @@ var Targets = []Target{
 // TargetWorld is the World the targets are stated for.
 const TargetWorld = "local-fullsync"
 
-// Peer is a published p75 of another durable-execution library on this
-// 2-core machine, for the table.
-type Peer struct {
-	Name    string
-	Metrics map[string]float64 // metric key → ms
-}
-
-// Peers are reference numbers measured once on this machine (p75; the
-// 1,020-step run is a median wall time).
-var Peers = []Peer{
-	{Name: "DBOS Go (SQLite)", Metrics: map[string]float64{"ttfs": 1.1, "stso": 0.38, "long_overhead": 410, "fan_last": 42, "fan_join": 5.8, "ctt": 2.4, "ttr": 999}},
-	{Name: "go-workflows", Metrics: map[string]float64{"ttr": 4.4}},
-	{Name: "JS SDK local", Metrics: map[string]float64{"stso": 84}},
-}
-
 func evaluate(r *Result) []TargetResult {
 	var out []TargetResult
 	for _, t := range Targets {

@@ -22,21 +22,15 @@ const payloadBytes = 1024
 
 var pad = strings.Repeat("x", payloadBytes-len(`{"index":1000,"workNs":100000000,"pad":""}`))
 
-func newPayload(i int, work time.Duration) Payload {
+// NewPayload is the input of step i, which works for work.
+func NewPayload(i int, work time.Duration) Payload {
 	return Payload{Index: i, Work: int64(work), Pad: pad}
 }
 
-// work is the benchmark step: it records its first line, does its simulated
-// work, records its last line and returns 1 KB.
+// work is the benchmark step on this SDK.
 var work = workflow.DefineStep("bench.work", func(ctx context.Context, in Payload) (Payload, error) {
 	info, _ := workflow.GetStepInfo(ctx)
-	Samples.Mark(info.RunID, startKey(in.Index))
-	if in.Work > 0 {
-		time.Sleep(time.Duration(in.Work))
-	}
-	out := Payload{Index: in.Index, Work: in.Work, Pad: in.Pad}
-	Samples.Mark(info.RunID, endKey(in.Index))
-	return out, nil
+	return RunStep(info.RunID, in), nil
 })
 
 // SeqInput configures the sequential workflow.
@@ -50,7 +44,7 @@ type SeqInput struct {
 var sequential = workflow.Define("bench.sequential", func(ctx workflow.Context, in SeqInput) (int, error) {
 	sum := 0
 	for i := 1; i <= in.Steps; i++ {
-		out, err := work.Call(ctx, newPayload(i, in.Work))
+		out, err := work.Call(ctx, NewPayload(i, in.Work))
 		if err != nil {
 			return 0, err
 		}
@@ -71,14 +65,14 @@ type FanInput struct {
 var fanout = workflow.Define("bench.fanout", func(ctx workflow.Context, in FanInput) (int, error) {
 	futures := make([]workflow.Future[Payload], in.Branches)
 	for i := range futures {
-		futures[i] = work.Go(ctx, newPayload(i+1, in.Work))
+		futures[i] = work.Go(ctx, NewPayload(i+1, in.Work))
 	}
 	outs, err := workflow.Gather(ctx, futures...)
 	if err != nil {
 		return 0, err
 	}
 	if !workflow.IsReplaying(ctx) {
-		Samples.Mark(ctx.RunID(), joinKey)
+		MarkJoin(ctx.RunID())
 	}
 	return len(outs), nil
 })
@@ -101,7 +95,7 @@ var resume = workflow.Define("bench.resume", func(ctx workflow.Context, in Resum
 		if _, err := h.Receive(ctx); err != nil {
 			return 0, err
 		}
-		if _, err := work.Call(ctx, newPayload(i, in.Work)); err != nil {
+		if _, err := work.Call(ctx, NewPayload(i, in.Work)); err != nil {
 			return 0, err
 		}
 	}
@@ -117,29 +111,20 @@ type StreamInput struct {
 	Seed      uint64  `json:"seed"`
 }
 
-// agent replays a recorded agent token stream in (scaled) real time to a
-// namespaced stream of its run, one Write per chunk, through the
-// user-facing stream API (workflow.Writer). Each chunk carries its index
-// and the time it was written, so the reader can time its trip.
+// agent replays the agent recording to a namespaced stream of its run
+// through the user-facing stream API (workflow.Writer), one Write per
+// chunk.
 var agent = workflow.DefineStep("bench.agent", func(ctx context.Context, in StreamInput) (int, error) {
 	info, _ := workflow.GetStepInfo(ctx)
-	wr, err := workflow.Writer[chunk](ctx, in.Namespace)
+	wr, err := workflow.Writer[Chunk](ctx, in.Namespace)
 	if err != nil {
 		return 0, err
 	}
-	Samples.Mark(info.RunID, "agent/start")
-	rec := Recording(in.Chunks, in.Length, in.Seed)
-	start := time.Now()
-	for i, c := range rec {
-		at := start.Add(time.Duration(float64(c.At) * in.Scale))
-		if d := time.Until(at); d > 0 {
-			time.Sleep(d)
-		}
-		if err := wr.Write(chunk{Index: i, Written: sinceBase(), Text: c.Text}); err != nil {
-			return i, err
-		}
+	n, err := ReplayRecording(info.RunID, in, wr.Write)
+	if err != nil {
+		return n, err
 	}
-	return len(rec), wr.Close()
+	return n, wr.Close()
 }, workflow.WithMaxRetries(0))
 
 var agentRun = workflow.Define("bench.stream", func(ctx workflow.Context, in StreamInput) (int, error) {

@@ -21,16 +21,6 @@ import (
 	"github.com/lambdaworkflow/workflow/world/memory"
 )
 
-// WorldSpec is a World the suite runs on.
-type WorldSpec struct {
-	Name        string
-	Description string
-	// Open returns a fresh, empty World and a function that releases it
-	// and whatever it stored. It fails with a reason when the World is
-	// unavailable here.
-	Open func(ctx context.Context) (world.World, func(), error)
-}
-
 // callCounter is implemented by Worlds that count their API calls (the AWS
 // World): the suite reports them as the cost model.
 type callCounter interface {
@@ -38,20 +28,20 @@ type callCounter interface {
 	ResetCalls()
 }
 
-// Worlds lists every World the suite knows, in report order.
-func Worlds() []WorldSpec {
-	return []WorldSpec{
-		{Name: "memory", Description: "world/memory: in-process maps, nothing durable", Open: func(context.Context) (world.World, func(), error) {
+// Worlds lists this SDK's Worlds the suite knows, in report order.
+func Worlds() []Subject {
+	return []Subject{
+		{Name: "memory", Description: "world/memory: in-process maps, nothing durable", Open: openSDK(func(context.Context) (world.World, func(), error) {
 			w := memory.New()
 			return w, func() { w.Close() }, nil
-		}},
-		{Name: "local", Description: "world/local: SQLite, WAL, synchronous=NORMAL (default: survives kill -9, not power loss)", Open: func(ctx context.Context) (world.World, func(), error) {
+		})},
+		{Name: "local", Description: "world/local: SQLite, WAL, synchronous=NORMAL (default: survives kill -9, not power loss)", Open: openSDK(func(context.Context) (world.World, func(), error) {
 			return openLocal(false)
-		}},
-		{Name: "local-fullsync", Description: "world/local with WithFullSync: SQLite, WAL, synchronous=FULL (fsync every commit: durable commits)", Open: func(ctx context.Context) (world.World, func(), error) {
+		})},
+		{Name: "local-fullsync", Description: "world/local with WithFullSync: SQLite, WAL, synchronous=FULL (fsync every commit: durable commits)", Open: openSDK(func(context.Context) (world.World, func(), error) {
 			return openLocal(true)
-		}},
-		{Name: "aws", Description: "world/aws: DynamoDB + SQS + S3 on the MiniStack emulator at " + emulator.Endpoint, Open: openAWS},
+		})},
+		{Name: "aws", Description: "world/aws: DynamoDB + SQS + S3 on the MiniStack emulator at " + emulator.Endpoint, Open: openSDK(openAWS)},
 	}
 }
 
@@ -72,14 +62,14 @@ func openLocal(fullSync bool) (world.World, func(), error) {
 	return w, func() { w.Close(); os.RemoveAll(dir) }, nil
 }
 
-// WorldByName returns the spec named name.
-func WorldByName(name string) (WorldSpec, bool) {
-	for _, s := range Worlds() {
+// ByName returns the subject named name.
+func ByName(subjects []Subject, name string) (Subject, bool) {
+	for _, s := range subjects {
 		if s.Name == name {
 			return s, true
 		}
 	}
-	return WorldSpec{}, false
+	return Subject{}, false
 }
 
 // openAWS bootstraps a table, queue and bucket of its own on MiniStack and
