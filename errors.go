@@ -55,6 +55,9 @@ var (
 	// ErrMaxEventsExceeded is the cause of a run that hit its event limit.
 	// Split unbounded loops into child runs.
 	ErrMaxEventsExceeded = engine.ErrMaxEvents
+	// ErrUnknownWorkflow: a worker got a run of a workflow its registry
+	// does not hold. The run is left for a worker that holds it.
+	ErrUnknownWorkflow = engine.ErrUnknownWorkflow
 	// ErrRunNotFound is returned for an unknown run ID.
 	ErrRunNotFound = errors.New("workflow run not found")
 	// ErrRunFinished: the run has already ended, e.g. cancelling it again.

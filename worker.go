@@ -23,6 +23,10 @@ type WorkerOptions struct {
 	// Visibility is how long a received message stays hidden from other
 	// workers while it is processed (default 5 min).
 	Visibility time.Duration
+	// Registry is the workflows the worker runs (default: every workflow
+	// defined in the binary). A run of a workflow it does not hold is left
+	// for another worker: its message is delivered again.
+	Registry *Registry
 	// Replace swaps steps for others, e.g. fakes in tests.
 	Replace []StepReplacement
 	// WebhookBaseURL is where the webhook route is served, e.g.
@@ -39,12 +43,16 @@ type Worker struct {
 	w *engine.Worker
 }
 
-// NewWorker returns a Worker for the workflows and steps defined in this
-// binary, on the given World.
+// NewWorker returns a Worker on the given World for the workflows of
+// opts.Registry, or of the binary.
 func NewWorker(w world.World, opts WorkerOptions) *Worker {
+	registry := engine.Global
+	if opts.Registry != nil {
+		registry = opts.Registry.r
+	}
 	e := &engine.Engine{
 		World:      w,
-		Registry:   engine.Global,
+		Registry:   registry,
 		Errors:     codec{},
 		Now:        opts.Clock,
 		MaxEvents:  opts.MaxEvents,

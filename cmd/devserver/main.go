@@ -62,7 +62,7 @@ func run(addr, data, token string) error {
 	base := baseURL(ln.Addr().(*net.TCPAddr))
 
 	c := workflow.NewClient(w)
-	worker := workflow.NewWorker(w, workflow.WorkerOptions{WebhookBaseURL: base})
+	worker := workflow.NewWorker(w, workflow.WorkerOptions{Registry: lambdaapp.Workflows, WebhookBaseURL: base})
 	done := make(chan error, 1)
 	go func() { done <- worker.Run(ctx) }()
 	srv := &http.Server{Handler: newMux(c, token), ReadHeaderTimeout: 10 * time.Second}

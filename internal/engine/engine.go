@@ -54,7 +54,6 @@ const DefaultMaxEvents = 25_000
 var (
 	ErrMaxEvents       = errors.New("run exceeded its event limit")
 	ErrUnknownWorkflow = errors.New("unknown workflow")
-	ErrUnknownStep     = errors.New("unknown step")
 )
 
 // Nondeterminism describes a workflow whose calls no longer match its log.
@@ -91,17 +90,17 @@ func (e *Engine) maxEvents() int {
 	return DefaultMaxEvents
 }
 
-func (e *Engine) step(name string) (*StepDef, bool) {
-	d, ok := e.Registry.Step(name)
-	if fn, mocked := e.StepOverrides[name]; mocked {
-		if !ok {
-			d = &StepDef{Name: name}
-		}
-		copied := *d
-		copied.Fn = fn
-		return &copied, true
+// step returns what runs for a step the workflow called: the definition
+// it called (so steps need no registry), or the test harness's
+// replacement, which keeps the definition's retry policy.
+func (e *Engine) step(def *StepDef) *StepDef {
+	fn, mocked := e.StepOverrides[def.Name]
+	if !mocked {
+		return def
 	}
-	return d, ok
+	copied := *def
+	copied.Fn = fn
+	return &copied
 }
 
 // Process drives one run as far as it can go now. It returns an error only

@@ -33,11 +33,14 @@ type WorkflowDef struct {
 	Fn   WorkflowFunc
 }
 
-// Registry maps names found in event logs to code.
+// Registry maps the workflow names found in event logs to code. Steps
+// need none: a workflow's call carries the step's definition. Their names
+// are only kept unique, since the log and the test harness's replacements
+// know steps by name.
 type Registry struct {
 	mu        sync.RWMutex
 	workflows map[string]*WorkflowDef
-	steps     map[string]*StepDef
+	steps     map[string]bool
 }
 
 // Global is the registry that package-level definitions add themselves to.
@@ -45,7 +48,7 @@ var Global = NewRegistry()
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
-	return &Registry{workflows: map[string]*WorkflowDef{}, steps: map[string]*StepDef{}}
+	return &Registry{workflows: map[string]*WorkflowDef{}, steps: map[string]bool{}}
 }
 
 // AddWorkflow registers a workflow; a second one with the same name panics,
@@ -63,10 +66,10 @@ func (r *Registry) AddWorkflow(d *WorkflowDef) {
 func (r *Registry) AddStep(d *StepDef) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, dup := r.steps[d.Name]; dup {
+	if r.steps[d.Name] {
 		panic(fmt.Sprintf("workflow: two steps are named %q", d.Name))
 	}
-	r.steps[d.Name] = d
+	r.steps[d.Name] = true
 }
 
 // Workflow looks a workflow up by name.
@@ -74,13 +77,5 @@ func (r *Registry) Workflow(name string) (*WorkflowDef, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	d, ok := r.workflows[name]
-	return d, ok
-}
-
-// Step looks a step up by name.
-func (r *Registry) Step(name string) (*StepDef, bool) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	d, ok := r.steps[name]
 	return d, ok
 }

@@ -40,12 +40,7 @@ type stepResult struct {
 // attempt's step_started event is only buffered: the step does not wait for
 // the log, so a crash may run an attempt the log never saw (at least once).
 func (inv *invocation) launch(op *Op) {
-	def, ok := inv.e.step(op.Name)
-	if !ok {
-		def = &StepDef{Name: op.Name, Fn: func(context.Context, json.RawMessage) (json.RawMessage, error) {
-			return nil, fmt.Errorf("%w %q: is it registered in this binary?", ErrUnknownStep, op.Name)
-		}}
-	}
+	def := inv.e.step(op.step.def)
 	if op.step.attempt > def.MaxRetries {
 		// Every allowed attempt has started and the last never reported:
 		// its invocation died (a crash, or out of time). Stop here rather
@@ -106,10 +101,10 @@ func (inv *invocation) recordStepResult(r stepResult) {
 		inv.bufferEvent(world.StepCompleted, op.ID(), stepCompletedPayload{Output: r.output})
 		return
 	}
-	def, _ := inv.e.step(op.Name)
+	def := op.step.def
 	encoded := inv.e.Errors.Encode(r.err)
 	retry, after := inv.e.Errors.Retry(r.err)
-	if def == nil || !retry || r.attempt > def.MaxRetries {
+	if !retry || r.attempt > def.MaxRetries {
 		op.step.settled = true
 		inv.bufferEvent(world.StepFailed, op.ID(), stepFailedPayload{Attempt: r.attempt, Error: encoded})
 		return

@@ -2,18 +2,20 @@
 // a Lambda function triggered by SQS, the "flow" function of the AWS
 // deployment (template.yaml).
 //
-// An application registers its workflows and steps (by defining them, in
-// packages its main imports) and calls Start:
+// An application names the workflows the function runs in a
+// workflow.Registry and calls Start:
 //
 //	package main
 //
 //	import (
 //		"github.com/lambdaworkflow/workflow"
 //		"github.com/lambdaworkflow/workflow/lambda/flowhandler"
-//		_ "example.com/app/orders" // defines the workflows and steps
+//		"example.com/app/orders" // var Workflows = workflow.NewRegistry(Checkout, ...)
 //	)
 //
-//	func main() { flowhandler.Start(workflow.WorkerOptions{}) }
+//	func main() { flowhandler.Start(workflow.WorkerOptions{Registry: orders.Workflows}) }
+//
+// Without a Registry it runs every workflow defined in the binary.
 //
 // Each SQS message names a run. The handler replays the run and drives it
 // as far as the invocation's deadline allows: steps run inline, and the
@@ -47,9 +49,9 @@ type Deliveries interface {
 	Delivered(ctx context.Context, msg world.Message) error
 }
 
-// Start serves the workflows defined in this binary on the AWS World named
-// by the environment (WORKFLOW_TABLE, WORKFLOW_QUEUE_URL, WORKFLOW_BUCKET;
-// see aws.FromEnv). Webhook URLs are built on WORKFLOW_WEBHOOK_BASE_URL
+// Start serves the workflows of opts.Registry (or of the binary) on the
+// AWS World named by the environment (WORKFLOW_TABLE, WORKFLOW_QUEUE_URL,
+// WORKFLOW_BUCKET; see aws.FromEnv). Webhook URLs are built on WORKFLOW_WEBHOOK_BASE_URL
 // (the webhook function's URL) unless opts sets WebhookBaseURL. It does
 // not return. A World that cannot be built is an init error: Lambda
 // reports it and the message is delivered again later.
