@@ -11,8 +11,8 @@
 // Runs are named five-0, five-1, …
 //
 // The World comes from the environment (aws.FromEnv; AWS_ENDPOINT_URL
-// points it at the test's fault-injecting proxy). A Start that fails is
-// retried a few times, each failure reported on stderr; exit status 3 says
+// points it at the test's fault-injecting proxy). The runs are started at
+// once; a Start that fails is retried a few times, each failure reported on stderr; exit status 3 says
 // a run could not be started.
 package main
 
@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/lambdaworkflow/workflow"
@@ -111,24 +112,30 @@ func main() {
 	}
 }
 
-// startAll starts every run, retrying a failed Start (at most startTries
-// times) as a client would.
+// startAll starts the runs at once, retrying a failed Start (at most
+// startTries times) as a client would.
 func startAll(ctx context.Context, c *workflow.Client, ids []string, sleep time.Duration) error {
 	const startTries = 10
-	for _, id := range ids {
-		for try := 1; ; try++ {
-			_, err := workflow.Start(ctx, c, Five, sleep, workflow.WithRunID(id))
-			if err == nil {
-				break
+	errs := make([]error, len(ids))
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Go(func() {
+			for try := 1; ; try++ {
+				_, err := workflow.Start(ctx, c, Five, sleep, workflow.WithRunID(id))
+				if err == nil {
+					return
+				}
+				log.Printf("start %s (try %d): %v", id, try, err)
+				if try == startTries {
+					errs[i] = fmt.Errorf("start %s failed %d times", id, try)
+					return
+				}
+				time.Sleep(200 * time.Millisecond)
 			}
-			log.Printf("start %s (try %d): %v", id, try, err)
-			if try == startTries {
-				return fmt.Errorf("start %s failed %d times", id, try)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+		})
 	}
-	return nil
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // waitCompleted returns once every run has completed and the worker is idle

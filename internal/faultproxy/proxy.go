@@ -100,6 +100,9 @@ func (p *Proxy) Writes() []Call {
 	return append([]Call(nil), p.writes...)
 }
 
+// Faults returns how many calls the storms have faulted.
+func (p *Proxy) Faults() int64 { return p.faults.Load() }
+
 // KillAfter calls kill once, when the emulator has answered the nth write
 // call counted from now (1-based), before or after passing that answer on.
 // kill is meant to SIGKILL the process whose write it was. From then on

@@ -113,7 +113,7 @@ func TestCallCosts(t *testing.T) {
 		{"Ack", w, ack, ok, calls{"SQS.DeleteMessage": 1}},
 		{"Enqueue with a DedupKey", w, func(ctx context.Context) error {
 			return w.Enqueue(ctx, world.Message{RunID: "r", DedupKey: "k"})
-		}, ok, calls{"DynamoDB.PutItem": 1, "SQS.SendMessage": 1}},
+		}, ok, calls{"DynamoDB.PutItem": 1, "SQS.SendMessage": 1, "DynamoDB.UpdateItem": 1}},
 		{"Enqueue with a DedupKey already waiting", w, func(ctx context.Context) error {
 			return w.Enqueue(ctx, world.Message{RunID: "r", DedupKey: "k"})
 		}, ok, calls{"DynamoDB.PutItem": 1}},

@@ -64,7 +64,8 @@ func (c *crashCase) serve(ctx context.Context, kill *killPoint) workerExit {
 	cmd := exec.CommandContext(ctx, c.bin, "-effects", c.effects, "-runs", fmt.Sprint(c.runs))
 	cmd.Env = append(os.Environ(),
 		"AWS_ENDPOINT_URL="+c.proxy.URL(), "AWS_REGION=us-east-1", "AWS_EC2_METADATA_DISABLED=true",
-		"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test",
+		"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_SESSION_TOKEN=", "AWS_PROFILE=",
+		"AWS_CONFIG_FILE="+os.DevNull, "AWS_SHARED_CREDENTIALS_FILE="+os.DevNull,
 		"WORKFLOW_TABLE="+c.world.opts.Table, "WORKFLOW_QUEUE_URL="+c.world.opts.QueueURL, "WORKFLOW_BUCKET="+c.world.opts.Bucket)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -150,14 +151,28 @@ func (c *crashCase) attempts(t *testing.T) map[string]map[string]int {
 	return n
 }
 
-// checkFinished checks every run: completed with the right result, each
-// step completed once in the log and one terminal event; in the effects,
-// every step recorded before a crash ran exactly once, and no other more
-// than twice (the attempt the crash interrupted and the one that
-// completed).
+// checkFinished checks every run (checkLogs) and the side effects: every
+// step recorded before a crash ran exactly once, and no other more than
+// twice (the attempt the crash interrupted and the one that completed).
 func (c *crashCase) checkFinished(t *testing.T, recordedBeforeCrash map[string]map[string]bool) {
 	t.Helper()
-	attempts := c.attempts(t)
+	c.checkLogs(t)
+	for id, steps := range c.attempts(t) {
+		for step, ran := range steps {
+			switch {
+			case recordedBeforeCrash[id][step] && ran != 1:
+				t.Errorf("run %s: step %s ran %d times; its completion was recorded before the crash", id, step, ran)
+			case ran > 2:
+				t.Errorf("run %s: step %s ran %d times", id, step, ran)
+			}
+		}
+	}
+}
+
+// checkLogs checks that every run completed with the right result, with
+// each of its five steps completed once in its log and one terminal event.
+func (c *crashCase) checkLogs(t *testing.T) {
+	t.Helper()
 	for _, id := range c.runIDs() {
 		run, err := c.world.GetRun(context.Background(), id)
 		if err != nil {
@@ -187,35 +202,112 @@ func (c *crashCase) checkFinished(t *testing.T, recordedBeforeCrash map[string]m
 			if n != 1 {
 				t.Errorf("run %s: step %s completed %d times in the log", id, step, n)
 			}
-			ran := attempts[id][step]
-			switch {
-			case recordedBeforeCrash[id][step] && ran != 1:
-				t.Errorf("run %s: step %s ran %d times; its completion was recorded before the crash", id, step, ran)
-			case ran < 1 || ran > 2:
-				t.Errorf("run %s: step %s ran %d times", id, step, ran)
-			}
 		}
 	}
 }
 
-// TestCleanRunWrites counts the write calls of a worker process that
-// starts and serves one run of the five-step workflow through the fault
-// proxy, and checks the run and its side effects.
-func TestCleanRunWrites(t *testing.T) {
+// TestCrashMatrix counts the AWS write calls of a clean run of a worker
+// process, then kills the worker (SIGKILL) right after each of those
+// writes in turn, once as the answer reaches it and once before, and
+// starts it again, as a client retrying its Start would: every run
+// completes, and no step whose completion was recorded before the kill
+// runs again. The kills after the writes of the start's and the wake-up's
+// dedup markers are the crashes between marker and send. The cases run
+// side by side, each on resources of its own.
+func TestCrashMatrix(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds a worker process")
+		t.Skip("builds a worker process and kills it dozens of times")
 	}
 	emulatorConfig(t)
-	c := newCrashCase(t, buildAWSCrash(t), 1)
+	bin := buildAWSCrash(t)
+	clean := newCrashCase(t, bin, 1)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	if exit := c.serve(ctx, nil); exit.err != nil {
+	if exit := clean.serve(ctx, nil); exit.err != nil {
 		t.Fatalf("clean run: %v\n%s", exit.err, exit.stderr)
 	}
-	c.checkFinished(t, c.recordedSteps(t))
-	writes := c.proxy.Writes()
-	if len(writes) == 0 {
-		t.Fatal("no writes counted")
-	}
+	clean.checkFinished(t, clean.recordedSteps(t))
+	writes := clean.proxy.Writes()
 	t.Logf("a clean run makes %d writes: %v", len(writes), writes)
+
+	const sideBySide = 6
+	sem := make(chan struct{}, sideBySide)
+	var wg sync.WaitGroup
+	for n, call := range writes {
+		for _, when := range []faultproxy.When{faultproxy.AfterAnswer, faultproxy.BeforeAnswer} {
+			k := killPoint{n: n + 1, when: when}
+			name := fmt.Sprintf("write%02d-%s/%s", k.n, call, strings.ReplaceAll(when.String(), " ", "-"))
+			wg.Go(func() {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				t.Run(name, func(t *testing.T) { crashAndRestart(t, bin, k) })
+			})
+		}
+	}
+	wg.Wait()
+}
+
+// crashAndRestart runs one case of the matrix.
+func crashAndRestart(t *testing.T, bin string, k killPoint) {
+	c := newCrashCase(t, bin, 1)
+	ctx, cancel := context.WithTimeout(t.Context(), 45*time.Second)
+	defer cancel()
+	first := c.serve(ctx, &k)
+	if !first.killed {
+		if first.err != nil {
+			t.Fatalf("the first worker failed: %v\n%s", first.err, first.stderr)
+		}
+		t.Logf("the run finished in fewer than %d writes: nothing to kill", k.n)
+	}
+	recorded := c.recordedSteps(t)
+	c.proxy.Resume()
+	if second := c.serve(ctx, nil); second.err != nil {
+		t.Fatalf("the restarted worker, after a kill at %s: %v\n%s\nlog:\n%s", k, second.err, second.stderr, c.timeline(t))
+	}
+	c.checkFinished(t, recorded)
+}
+
+// timeline lists the runs' events, for a failure message.
+func (c *crashCase) timeline(t *testing.T) string {
+	var b strings.Builder
+	for _, id := range c.runIDs() {
+		evs, err := c.world.Events(context.Background(), id, 0)
+		fmt.Fprintf(&b, "run %s (%v):\n", id, err)
+		for _, ev := range evs {
+			fmt.Fprintf(&b, "  %d %s %s %s\n", ev.Slot, ev.Type, ev.CorrelationID, ev.Payload)
+		}
+	}
+	return b.String()
+}
+
+// TestThrottlingStorm throttles 30% of the DynamoDB writes of a worker
+// process serving 50 runs at once, for the first 10 s: every run
+// completes, and no log holds a step's completion or a terminal event
+// twice. Writes the SDK's five attempts did not get through fail their
+// invocation, whose message comes back after the visibility timeout; a
+// Start that fails is retried by its client (the worker).
+func TestThrottlingStorm(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a worker process and serves 50 runs")
+	}
+	emulatorConfig(t)
+	c := newCrashCase(t, buildAWSCrash(t), 50)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	c.proxy.Inject(faultproxy.Storm{Match: faultproxy.DynamoDBWrites, Rate: 0.3, For: 10 * time.Second, Answer: faultproxy.Throttle})
+	began := time.Now()
+	exit := c.serve(ctx, nil)
+	if exit.err != nil {
+		t.Fatalf("the worker: %v\n%s\n%s", exit.err, exit.stderr, c.timeline(t))
+	}
+	c.checkLogs(t)
+	reran := 0
+	for _, steps := range c.attempts(t) {
+		for _, ran := range steps {
+			reran += ran - 1
+		}
+	}
+	t.Logf("50 runs done in %s: %d writes throttled, %d got through; %d invocations and %d Starts failed and were retried; %d step attempts ran again",
+		time.Since(began).Round(100*time.Millisecond), c.proxy.Faults(), len(c.proxy.Writes()),
+		strings.Count(exit.stderr, "processing run failed"), strings.Count(exit.stderr, "(try "), reran)
 }

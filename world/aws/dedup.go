@@ -13,20 +13,31 @@ import (
 )
 
 // A standard SQS queue does not deduplicate, so a DedupKey is kept as a
-// marker item: Enqueue sends only if it creates the marker, and the
-// delivery of a message with that key removes it. A marker also lapses
-// dedupGrace after its message became visible, which bounds the harm of a
-// marker whose message was never sent (a crash between the two calls) or
-// whose delivery was not reported (a handler that skipped Delivered). Only
-// ever removing markers too early is safe: it costs a duplicate message,
-// which the runtime tolerates; keeping one too long would drop a wake-up.
+// marker item, and the marker is trusted only once its message is known to
+// be sent. Enqueue writes the marker pending, sends, then marks it sent;
+// only a sent marker drops a later Enqueue of the key. A pending marker is
+// what a crash, a failed send or a cancelled context between the calls
+// leaves behind, with or without a message: an Enqueue that finds one
+// takes it over and sends. So no interleaving of crashes and retries
+// leaves a key with a marker and no message; the price is a duplicate
+// message when the send did happen, which the runtime tolerates. The
+// delivery of a message with the key removes the marker. A marker also
+// lapses dedupGrace after its message became visible, for a handler that
+// skipped Delivered: removing a marker early costs a duplicate, keeping
+// one too long would drop a wake-up.
 const dedupGrace = 10 * time.Second
 
-// markDedup creates key's marker for a message visible at visibleAt. It
-// reports false if a live marker of another message holds the key.
-func (w *World) markDedup(ctx context.Context, key string, visibleAt time.Time) (bool, error) {
+// afterSend bounds the marker's update once the send is settled. It runs
+// even if the caller's context ended meanwhile: the message is sent or
+// not whether the caller still waits or not.
+const afterSend = 5 * time.Second
+
+// markDedup writes key's marker, pending, for a message visible at
+// visibleAt, and returns the claim that names this Enqueue's marker. It
+// reports false if a sent marker of another message holds the key.
+func (w *World) markDedup(ctx context.Context, key string, visibleAt time.Time) (claim string, marked bool, err error) {
 	until := visibleAt.Add(dedupGrace)
-	claim := rand.Text()
+	claim = rand.Text()
 	av, err := marshalItem(dedupItem{
 		itemKeys:  itemKeys{PK: dedupPK(key), SK: skDedup},
 		Until:     until.UnixMilli(),
@@ -34,25 +45,37 @@ func (w *World) markDedup(ctx context.Context, key string, visibleAt time.Time) 
 		ExpiresAt: until.Add(time.Second).Unix(),
 	})
 	if err != nil {
-		return false, err
+		return "", false, err
 	}
 	held, refused, err := w.putIf(ctx, av, expression.Or(
 		expression.AttributeNotExists(expression.Name(attrPK)),
+		expression.AttributeNotExists(expression.Name("sent")),
 		expression.Name("until").LessThan(expression.Value(time.Now().UnixMilli())),
 	))
 	if err != nil {
-		return false, fmt.Errorf("dedup key %s: %w", key, err)
+		return "", false, fmt.Errorf("dedup key %s: %w", key, err)
 	}
 	if refused {
 		// The SDK's retry of a put whose response was lost finds this very
 		// marker: it is ours, so send.
 		var marker dedupItem
 		if err := unmarshalItem(held, &marker); err != nil {
-			return false, fmt.Errorf("dedup key %s: decode marker: %w", key, err)
+			return "", false, fmt.Errorf("dedup key %s: decode marker: %w", key, err)
 		}
-		return marker.Claim == claim, nil
+		return claim, marker.Claim == claim, nil
 	}
-	return true, nil
+	return claim, true, nil
+}
+
+// markSent records that the message of the marker claim names was sent.
+// A marker that is gone (the message was delivered already) or was taken
+// over by another Enqueue stays as it is. The message is queued whatever
+// this answers, so a failure is not Enqueue's: the marker, left pending,
+// only lets a duplicate through.
+func (w *World) markSent(ctx context.Context, key, claim string) {
+	_, _, _ = w.updateIf(ctx, itemKeys{PK: dedupPK(key), SK: skDedup}.key(),
+		expression.Set(expression.Name("sent"), expression.Value(true)),
+		expression.Name("claim").Equal(expression.Value(claim)))
 }
 
 // Delivered tells the World that msg has been delivered, so that its

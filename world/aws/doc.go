@@ -97,12 +97,24 @@
 // stops) is left to run out and releases what it takes at once (Release:
 // ChangeMessageVisibility to 0); Close waits for such polls.
 //
-// Standard queues do not deduplicate, so a DedupKey is a marker item:
-// Enqueue sends only if it creates the marker, and a delivery deletes it
-// (Receive does; a Lambda handler fed by an SQS event source decodes
-// bodies with DecodeMessage and must call Delivered). A marker also lapses
-// 10 s after its message became visible, which bounds the harm of a crash
-// between marking and sending, or of a handler that skipped Delivered.
+// Standard queues do not deduplicate, so a DedupKey is a marker item, and
+// a marker is trusted only once its message is known to be sent. Enqueue
+// puts the marker as pending (on condition that no sent, unexpired marker
+// holds the key), sends, then marks it sent (on condition that it still
+// holds this Enqueue's claim); only a sent marker drops a later Enqueue
+// of the key. A crash, a failed send or a cancelled context between the
+// put and the send leaves a pending marker, which the next Enqueue of the
+// key takes over, sending again: so a retried Start either queues its run
+// or returns the send's error, and a redelivered invocation that suspends
+// again re-sends the wake-up a crash kept from being sent. The price is a
+// duplicate message when a crash came after the send, which at-least-once
+// delivery allows. Marking sent runs on the caller's context without its
+// cancellation (bounded to 5 s): the message is queued either way. A
+// delivery deletes the marker (Receive does; a Lambda handler fed by an
+// SQS event source decodes bodies with DecodeMessage and must call
+// Delivered); a marking that comes after the delivery finds no marker and
+// creates none. A marker also lapses 10 s after its message became
+// visible, which bounds the harm of a handler that skipped Delivered.
 //
 // # Streams
 //
@@ -155,7 +167,7 @@
 //	GetHook                           1 GetItem
 //	DisposeHook                       1 DeleteItem, or 1 UpdateItem with retention
 //	Enqueue                           1 SendMessage
-//	  with a DedupKey                 1 PutItem, and 1 SendMessage unless dropped
+//	  with a DedupKey                 1 PutItem, and unless dropped 1 SendMessage, 1 UpdateItem
 //	Receive                           1 ReceiveMessage per poll (+ 1 DeleteItem with a DedupKey)
 //	Ack                               1 DeleteMessage
 //	Release                           1 ChangeMessageVisibility

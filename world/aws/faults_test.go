@@ -31,6 +31,7 @@ type fault struct {
 	code   string
 	body   string // extra JSON members of the error document
 	lost   bool
+	then   func() // runs as the fault fires, before the answer
 }
 
 var (
@@ -99,6 +100,9 @@ func (f *faultyHTTP) Do(req *http.Request) (*http.Response, error) {
 		}
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
+	}
+	if flt.then != nil {
+		flt.then()
 	}
 	doc := fmt.Sprintf(`{"__type":"%s","message":"injected by the test"%s}`, flt.code, flt.body)
 	return &http.Response{

@@ -128,11 +128,14 @@ type chunkItem struct {
 }
 
 // dedupItem marks a queued message's DedupKey as waiting until Until (Unix
-// milliseconds) or until the message is delivered.
+// milliseconds) or until the message is delivered. Claim names the
+// Enqueue that wrote it; Sent says that its message was sent (see
+// dedup.go).
 type dedupItem struct {
 	itemKeys
 	Until     int64  `json:"until"`
 	Claim     string `json:"claim"`
+	Sent      bool   `json:"sent,omitempty"`
 	ExpiresAt int64  `json:"expiresAt"`
 }
 

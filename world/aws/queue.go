@@ -34,27 +34,34 @@ func (w *World) Enqueue(ctx context.Context, msg world.Message) error {
 	}
 	delay := min(max(time.Until(msg.DeliverAt), 0), maxDelay)
 	seconds := int32(math.Ceil(delay.Seconds()))
-	if msg.DedupKey != "" {
-		marked, err := w.markDedup(ctx, msg.DedupKey, time.Now().Add(time.Duration(seconds)*time.Second))
+	send := func(ctx context.Context) error {
+		_, err := w.sqs.SendMessage(ctx, &sqs.SendMessageInput{
+			QueueUrl:     &w.opts.QueueURL,
+			MessageBody:  aws.String(string(body)),
+			DelaySeconds: seconds,
+		})
 		if err != nil {
 			return fmt.Errorf("enqueue for run %s: %w", msg.RunID, err)
 		}
-		if !marked {
-			return nil
-		}
+		return nil
 	}
-	_, err = w.sqs.SendMessage(ctx, &sqs.SendMessageInput{
-		QueueUrl:     &w.opts.QueueURL,
-		MessageBody:  aws.String(string(body)),
-		DelaySeconds: seconds,
-	})
+	if msg.DedupKey == "" {
+		return send(ctx)
+	}
+	claim, marked, err := w.markDedup(ctx, msg.DedupKey, time.Now().Add(time.Duration(seconds)*time.Second))
 	if err != nil {
-		if msg.DedupKey != "" {
-			// Unmark, or the key would block messages until the marker expires.
-			_ = w.Delivered(ctx, msg)
-		}
 		return fmt.Errorf("enqueue for run %s: %w", msg.RunID, err)
 	}
+	if !marked {
+		return nil
+	}
+	// A failed send leaves the marker pending, which drops nothing.
+	if err := send(ctx); err != nil {
+		return err
+	}
+	settled, cancel := context.WithTimeout(context.WithoutCancel(ctx), afterSend)
+	defer cancel()
+	w.markSent(settled, msg.DedupKey, claim)
 	return nil
 }
 

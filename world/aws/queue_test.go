@@ -1,6 +1,7 @@
 package aws
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -69,6 +70,27 @@ func TestDeliveredReleasesDedupKey(t *testing.T) {
 	}
 	if n := w.Calls()["SQS.SendMessage"]; n != 2 {
 		t.Fatalf("%d messages sent after the delivery, want 2", n)
+	}
+}
+
+// TestEnqueueCancelledBeforeSend cancels Enqueue's context while its send
+// is on the wire, after the DedupKey's marker was written: the marker must
+// not drop the retried Enqueue, whose message must arrive.
+func TestEnqueueCancelledBeforeSend(t *testing.T) {
+	w, faults := newFaultyWorld(t)
+	msg := world.Message{RunID: "r", DedupKey: "k"}
+	ctx, cancel := context.WithCancel(t.Context())
+	faults.inject("SendMessage", fault{status: 500, code: "InternalServerError", then: cancel})
+	if err := w.Enqueue(ctx, msg); err == nil {
+		t.Fatal("Enqueue whose send failed returned nil")
+	}
+	if err := w.Enqueue(t.Context(), msg); err != nil {
+		t.Fatalf("retried Enqueue: %v", err)
+	}
+	wait, stop := context.WithTimeout(t.Context(), 5*time.Second)
+	defer stop()
+	if d, err := w.Receive(wait, time.Minute); err != nil || d.RunID != "r" {
+		t.Fatalf("Receive = %+v, %v; the retried Enqueue sent nothing", d, err)
 	}
 }
 
