@@ -150,14 +150,18 @@ func TestKillAfterAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	var kills atomic.Int32
-	f.proxy.KillAfter(2, faultproxy.AfterAnswer, func() { kills.Add(1) })
-	for i, pk := range []string{"a", "b"} {
-		if err := f.putItem(f.via, pk); err != nil {
-			t.Fatalf("write %d: %v", i+1, err)
-		}
-		if want := int32(i); kills.Load() != want {
-			t.Fatalf("after write %d: %d kills, want %d", i+1, kills.Load(), want)
-		}
+	killed := make(chan struct{})
+	f.proxy.KillAfter(2, faultproxy.AfterAnswer, func() { kills.Add(1); close(killed) })
+	if err := f.putItem(f.via, "a"); err != nil || kills.Load() != 0 {
+		t.Fatalf("write 1: %v, %d kills", err, kills.Load())
+	}
+	if err := f.putItem(f.via, "b"); err != nil {
+		t.Fatalf("write 2: %v", err)
+	}
+	select { // the kill follows the answer
+	case <-killed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no kill after write 2")
 	}
 	if err := f.putItem(f.via, "c"); err == nil || f.itemExists(t, "c") {
 		t.Errorf("a write after the kill passed (%v)", err)
