@@ -11,6 +11,6 @@ func SetAttributes(ctx Context, attrs map[string]string) error {
 			return fmt.Errorf("workflow: attribute %q: keys starting with '$' are reserved", k)
 		}
 	}
-	ctx.engine().SetAttributes(attrs, callSite(0))
+	ctx.engine().SetAttributes(attrs, callSite())
 	return nil
 }

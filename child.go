@@ -33,7 +33,7 @@ func (w *Workflow[I, O]) StartChild(ctx Context, input I, opts ...ChildOption) *
 	if err != nil {
 		return &ChildRun[O]{failedFuture[O](err)}
 	}
-	op := ctx.engine().StartChild(w.name, raw, cfg.runID, callSite(1))
+	op := ctx.engine().StartChild(w.name, raw, cfg.runID, callSite())
 	return &ChildRun[O]{&opFuture[O]{op: op, wrap: func(err error) error {
 		var cancelled *RunCancelledError
 		if errors.As(err, &cancelled) {

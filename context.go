@@ -31,9 +31,10 @@ func (c workflowContext) WorkflowName() string { return c.e.WorkflowName() }
 func (c workflowContext) engine() *engine.Ctx  { return c.e }
 
 // callSite names the user code that made a durable call, for determinism
-// errors. skip counts frames above callSite's caller.
-func callSite(skip int) string {
-	_, file, line, ok := runtime.Caller(skip + 2)
+// errors: the caller of the exported function that calls callSite (which
+// must therefore call it itself, not through a helper).
+func callSite() string {
+	_, file, line, ok := runtime.Caller(2)
 	if !ok {
 		return ""
 	}

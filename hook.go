@@ -170,7 +170,7 @@ type Hook[T any] struct {
 
 // CreateHook creates a hook in the calling workflow.
 func CreateHook[T any](ctx Context, opts ...HookOption) *Hook[T] {
-	return &Hook[T]{hookCore: createHook(ctx, hookOptions(kindPlain, opts), callSite(0))}
+	return &Hook[T]{hookCore: createHook(ctx, hookOptions(kindPlain, opts), callSite())}
 }
 
 // Receive waits for the next value sent to the hook. It fails with a

@@ -22,7 +22,7 @@ func DefineHook[T any](validate func(T) error) *HookDef[T] {
 
 // Create creates the hook in the calling workflow.
 func (d *HookDef[T]) Create(ctx Context, opts ...HookOption) *Hook[T] {
-	return &Hook[T]{hookCore: createHook(ctx, hookOptions(kindPlain, opts), callSite(0)), validate: d.validate}
+	return &Hook[T]{hookCore: createHook(ctx, hookOptions(kindPlain, opts), callSite()), validate: d.validate}
 }
 
 // Validate reports whether the definition accepts v.
@@ -47,7 +47,7 @@ func DefineRespondingHook[M, R any]() *RespondingHookDef[M, R] { return &Respond
 
 // Create creates the hook in the calling workflow.
 func (d *RespondingHookDef[M, R]) Create(ctx Context, opts ...HookOption) *RespondingHook[M, R] {
-	return newRespondingHook[M, R](ctx, hookOptions(kindResponding, opts), callSite(0))
+	return newRespondingHook[M, R](ctx, hookOptions(kindResponding, opts), callSite())
 }
 
 // Resume sends msg to the hook holding token and waits for its reply (see

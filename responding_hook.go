@@ -53,7 +53,7 @@ type RespondingHook[M, R any] struct {
 // Unlike a webhook it may have a deterministic token, and it is not
 // reachable over public HTTP: resume it from your own code.
 func CreateRespondingHook[M, R any](ctx Context, opts ...HookOption) *RespondingHook[M, R] {
-	return newRespondingHook[M, R](ctx, hookOptions(kindResponding, opts), callSite(0))
+	return newRespondingHook[M, R](ctx, hookOptions(kindResponding, opts), callSite())
 }
 
 func newRespondingHook[M, R any](ctx Context, o engine.HookOptions, site string) *RespondingHook[M, R] {

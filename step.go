@@ -66,13 +66,13 @@ func (s *Step[I, O]) Name() string { return s.def.Name }
 // Call runs the step and waits for its result. The run is suspended (at no
 // cost) if the step cannot finish in this invocation.
 func (s *Step[I, O]) Call(ctx Context, input I) (O, error) {
-	return s.start(ctx, input, callSite(1)).Get(ctx)
+	return s.start(ctx, input, callSite()).Get(ctx)
 }
 
 // Go starts the step and returns a Future for its result, so several steps
 // can run in parallel: start them all, then Get each.
 func (s *Step[I, O]) Go(ctx Context, input I) Future[O] {
-	return s.start(ctx, input, callSite(1))
+	return s.start(ctx, input, callSite())
 }
 
 func (s *Step[I, O]) start(ctx Context, input I, site string) *opFuture[O] {

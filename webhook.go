@@ -77,7 +77,7 @@ func CreateWebhook(ctx Context, opts ...WebhookOption) *Webhook {
 	c := newWebhookConfig(opts)
 	meta := encodeMetadata(webhookMeta{Manual: c.manual, Response: c.response, User: encodeMetadata(c.metadata)})
 	o := engine.HookOptions{Kind: kindWebhook, Metadata: meta, Retention: c.retention, Replies: c.manual}
-	return &Webhook{newRespondingHook[WebhookRequest, WebhookResponse](ctx, o, callSite(0))}
+	return &Webhook{newRespondingHook[WebhookRequest, WebhookResponse](ctx, o, callSite())}
 }
 
 // URL returns the webhook's URL, on the base URL the worker was given

@@ -216,10 +216,23 @@ func (inv *invocation) opFor(ev world.Event) (*Op, error) {
 		return nil, &Nondeterminism{
 			RunID: inv.run.ID, Slot: ev.Slot,
 			Expected: fmt.Sprintf("%s for call #%d", ev.Type, seq),
-			Found:    fmt.Sprintf("made only %d durable calls%s", len(inv.ops), inv.lastCallSite()),
+			Found:    inv.callsMade(),
 		}
 	}
 	return inv.ops[seq-1], nil
+}
+
+// callsMade says how far the workflow got when the log holds more calls
+// than it made: it is blocked, or it returned (with the error it returned,
+// which often says why, e.g. an input that no longer decodes).
+func (inv *invocation) callsMade() string {
+	switch {
+	case inv.finished && inv.failure != nil:
+		return fmt.Sprintf("returned an error after %d durable calls: %v", len(inv.ops), inv.failure)
+	case inv.finished:
+		return fmt.Sprintf("returned after %d durable calls%s", len(inv.ops), inv.lastCallSite())
+	}
+	return fmt.Sprintf("made only %d durable calls%s", len(inv.ops), inv.lastCallSite())
 }
 
 func (inv *invocation) lastCallSite() string {
