@@ -65,6 +65,10 @@ func WithAttributes(attrs map[string]string) StartOption {
 
 // Start starts a run of wf and returns its handle without waiting for it.
 func Start[I, O any](ctx context.Context, c *Client, wf *Workflow[I, O], input I, opts ...StartOption) (*Run[O], error) {
+	if wf == nil || wf.name == "" {
+		// No worker could ever run it: refuse rather than store a stuck run.
+		return nil, errors.New("workflow: Start: the workflow has no name; make it with Define")
+	}
 	var cfg startConfig
 	for _, o := range opts {
 		o(&cfg)
