@@ -30,6 +30,9 @@ type replyFrame struct {
 	Items bool            `json:"items,omitempty"` // start: items follow
 	Item  json.RawMessage `json:"item,omitempty"`
 	End   bool            `json:"end,omitempty"`
+	// Rejected, on a start frame the workflow itself writes, says why it
+	// could not take the message: no step will answer it.
+	Rejected string `json:"rejected,omitempty"`
 }
 
 // replier is the step attempt that wrote a frame.
@@ -42,6 +45,13 @@ type replier struct {
 // supersedes reports whether r is a retry of the attempt o.
 func (r replier) supersedes(o replier) bool {
 	return r.Run == o.Run && r.Step == o.Step && r.Attempt > o.Attempt
+}
+
+// rejectMessage tells the caller of resume resumeID that the workflow
+// could not take its message, for err.
+func rejectMessage(ctx Context, resumeID string, err error) {
+	f := replyFrame{By: replier{Run: ctx.RunID()}, Start: true, End: true, Rejected: err.Error()}
+	ctx.engine().RejectMessage(resumeID, mustJSON(f))
 }
 
 // streamingReply is a reply whose tail is produced over time: a Stream,

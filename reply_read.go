@@ -89,6 +89,9 @@ func awaitReply[R any](ctx context.Context, w world.Streams, token, resumeID str
 	if err != nil {
 		return reply, fmt.Errorf("waiting for the reply of hook %q: %w", token, err)
 	}
+	if start.Rejected != "" {
+		return reply, fmt.Errorf("hook %q: %w: %s", token, ErrHookMessageRejected, start.Rejected)
+	}
 	rr.ended = start.End
 	if len(start.Head) > 0 {
 		if err := json.Unmarshal(start.Head, &reply); err != nil {

@@ -26,6 +26,9 @@ var (
 	// ErrNoReplyChannel: Respond on a message whose sender waits for no
 	// reply (a webhook that is not manual).
 	ErrNoReplyChannel = errors.New("workflow: the message has no reply channel")
+	// ErrHookMessageRejected: the workflow could not take the message (it
+	// does not decode into the hook's type), so no reply will come.
+	ErrHookMessageRejected = errors.New("workflow: the workflow rejected the message")
 	// ErrReplyRestarted is yielded by a streamed reply when the step that
 	// was sending it failed and its retry sends the reply again from the
 	// top: drop what was received so far and keep reading.
@@ -62,12 +65,24 @@ func newRespondingHook[M, R any](ctx Context, o engine.HookOptions, site string)
 
 // Receive waits for the next message (see Hook.Receive).
 func (h *RespondingHook[M, R]) Receive(ctx Context) (HookMessage[M, R], error) {
-	return receive(ctx, h.hookCore, h.decode)
+	return receive(ctx, h.hookCore, h.decoder(ctx))
 }
 
 // All iterates over the messages as they arrive (see Hook.All).
 func (h *RespondingHook[M, R]) All(ctx Context) iter.Seq2[HookMessage[M, R], error] {
-	return all(ctx, h.hookCore, h.decode)
+	return all(ctx, h.hookCore, h.decoder(ctx))
+}
+
+// decoder decodes messages and answers the caller of one that does not
+// decode with ErrHookMessageRejected at once: no step will reply to it.
+func (h *RespondingHook[M, R]) decoder(ctx Context) func(engine.HookMessage) (HookMessage[M, R], error) {
+	return func(msg engine.HookMessage) (HookMessage[M, R], error) {
+		m, err := h.decode(msg)
+		if err != nil && m.replyTo != "" {
+			rejectMessage(ctx, m.replyTo, err)
+		}
+		return m, err
+	}
 }
 
 func (h *RespondingHook[M, R]) decode(msg engine.HookMessage) (HookMessage[M, R], error) {

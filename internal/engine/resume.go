@@ -102,3 +102,27 @@ func takenOverBefore(ctx context.Context, w world.World, h world.Hook, slot int6
 	}
 	return false, nil
 }
+
+// RejectMessage answers the reply stream of resume resumeID with frame, a
+// refusal the workflow wrote because it could not take the message, and
+// closes it, unless something answered it already. A replay that delivers
+// the message again comes here again; then the stream is already closed,
+// and this costs one read. A failure is logged: the caller learns at the
+// run's end that no reply came.
+func (c *Ctx) RejectMessage(resumeID string, frame []byte) {
+	inv := c.inv
+	name := ReplyStream(resumeID)
+	chunks, closed, err := inv.e.World.ReadStream(inv.ctx, name, 0)
+	if err == nil && (closed || len(chunks) > 0) {
+		return
+	}
+	if err == nil {
+		err = inv.e.World.WriteStream(inv.ctx, name, [][]byte{frame})
+	}
+	if err == nil {
+		err = inv.e.World.CloseStream(inv.ctx, name)
+	}
+	if err != nil && !errors.Is(err, world.ErrStreamClosed) {
+		inv.e.logger().Warn("workflow: telling a caller its message was rejected failed", "run", inv.run.ID, "err", err)
+	}
+}

@@ -48,6 +48,7 @@ var scenarios = []scenario{
 	{"RespondingHookConcurrentCallers", respondingHookConcurrentCallers},
 	{"RespondingHookStreamedReply", respondingHookStreamedReply},
 	{"RespondingHookNoReply", respondingHookNoReply},
+	{"RespondingHookRejectsUndecodable", respondingHookRejectsUndecodable},
 	{"PlainHookDoesNotReply", plainHookDoesNotReply},
 	{"Webhook", webhookRoute},
 	{"RunStream", runStream},

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/lambdaworkflow/workflow"
 )
@@ -34,6 +35,35 @@ var echoing = workflow.Define("flowtest.echoing", func(ctx workflow.Context, req
 	}
 	return req.N, nil
 })
+
+// patientEcho skips messages that do not decode and answers the first
+// good one.
+var patientEcho = workflow.Define("flowtest.patient-echo", func(ctx workflow.Context, token string) (struct{}, error) {
+	for m, err := range echoes.Create(ctx, workflow.WithToken(token)).All(ctx) {
+		if err == nil {
+			_, err = echo.Call(ctx, m)
+			return struct{}{}, err
+		}
+	}
+	return struct{}{}, nil
+})
+
+// respondingHookRejectsUndecodable: a message that does not decode into the
+// hook's type is refused to its caller as soon as the workflow meets it,
+// though the run goes on; the caller does not wait out its timeout.
+func respondingHookRejectsUndecodable(t *testing.T, e *env) {
+	token := unique("patient")
+	run := start(t, e, patientEcho, token)
+	waitForHook(t, e, token)
+	_, err := workflow.ResumeRespondingHook[int, string](e.ctx, e.client, token, 42, workflow.WithReplyTimeout(5*time.Second))
+	if !errors.Is(err, workflow.ErrHookMessageRejected) {
+		t.Fatalf("resume with a number for a string hook: err = %v, want ErrHookMessageRejected", err)
+	}
+	if got, err := echoes.Resume(e.ctx, e.client, token, "fine"); err != nil || got != "echo fine" {
+		t.Fatalf("the next message got %q, %v", got, err)
+	}
+	result(t, e, run)
+}
 
 func startEchoing(t *testing.T, e *env, n int) (*workflow.Run[int], string) {
 	token := unique("echo")
