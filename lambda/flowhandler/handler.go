@@ -72,7 +72,10 @@ func Start(opts workflow.WorkerOptions) {
 // processed once, and share the outcome.
 func Handler(worker *workflow.Worker, d Deliveries) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
 	return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
-		var resp events.SQSEventResponse
+		// An empty list, never null, when nothing failed: that is the
+		// documented shape, and an event source that reads null as an
+		// error (MiniStack's) would redeliver the whole batch.
+		resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
 		fail := func(m events.SQSMessage) {
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
 		}

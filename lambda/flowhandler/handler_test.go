@@ -112,3 +112,21 @@ func TestHandlerReportsOnlyTheMessagesToRedeliver(t *testing.T) {
 		t.Errorf("Delivered calls: %s", got)
 	}
 }
+
+// A batch where nothing failed answers an empty list of failures, never
+// null: https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html
+func TestHandlerAnswersAnEmptyListWhenNothingFailed(t *testing.T) {
+	w := memory.New()
+	if _, err := workflow.Start(t.Context(), workflow.NewClient(w), doubler, 1, workflow.WithRunID("run-ok")); err != nil {
+		t.Fatal(err)
+	}
+	h := Handler(workflow.NewWorker(w, workflow.WorkerOptions{}), &deliveries{})
+	resp, err := h(t.Context(), events.SQSEvent{Records: []events.SQSMessage{record("m1", "run-ok")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := json.Marshal(resp)
+	if err != nil || string(got) != `{"batchItemFailures":[]}` {
+		t.Errorf("response = %s, %v; want {\"batchItemFailures\":[]}", got, err)
+	}
+}
