@@ -1,19 +1,18 @@
 // Command awscrash is the worker process the AWS World's crash matrix and
 // throttling storm drive (world/aws crash_test.go). It starts runs of a
 // five-step workflow that sleeps between its third and fourth step, serves
-// them, and exits once every one has completed;
-// each step attempt appends a line to an effects file outside the World,
-// so the test can count what ran across processes. Started again after a
-// kill, it retries the same Starts, as a client would.
+// them, and exits once every one has completed. Each step attempt appends
+// a line to an effects file outside the World, so the test can count what
+// ran across processes. Started again after a kill, it retries the same
+// Starts, as a client would.
 //
 //	awscrash -effects FILE [-runs N] [-visibility 1s] [-sleep 3s]
 //
-// Runs are named five-0, five-1, …
-//
-// The World comes from the environment (aws.FromEnv; AWS_ENDPOINT_URL
-// points it at the test's fault-injecting proxy). The runs are started at
-// once; a Start that fails is retried a few times, each failure reported on stderr; exit status 3 says
-// a run could not be started.
+// Runs are named five-0, five-1, … The World comes from the environment
+// (aws.FromEnv; AWS_ENDPOINT_URL points it at the test's fault-injecting
+// proxy). The runs are started at once; a failed Start is retried a few
+// times, each failure reported on stderr, and exit status 3 says a run
+// could not be started.
 package main
 
 import (

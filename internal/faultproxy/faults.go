@@ -7,8 +7,9 @@ import (
 	"time"
 )
 
-// Answer is what a faulted call gets instead of the emulator's answer. The
-// call is not forwarded: like AWS under load, the service did nothing.
+// Answer is what a faulted call gets instead of the emulator's answer.
+// Throttled calls and server errors are not forwarded: like AWS under
+// load, the service did nothing.
 type Answer int
 
 const (
@@ -20,6 +21,11 @@ const (
 	// ServerError answers HTTP 500 InternalServerError (S3: InternalError),
 	// in the service's own error format.
 	ServerError
+	// LostAnswer forwards the call, then answers ServerError in place of
+	// the emulator's answer: the service did the work and the caller does
+	// not know it, as when a connection drops after the request landed.
+	// The SDK retries, so every retried write must be safe to repeat.
+	LostAnswer
 )
 
 // Storm faults a share of the calls that match, for a while.
@@ -32,6 +38,9 @@ type Storm struct {
 
 // DynamoDBWrites matches DynamoDB's write operations.
 func DynamoDBWrites(c Call) bool { return c.Service == "DynamoDB" && c.Write }
+
+// Writes matches every write call.
+func Writes(c Call) bool { return c.Write }
 
 // storm is an injected Storm with its end.
 type storm struct {

@@ -91,7 +91,10 @@ func Start(ctx context.Context, target string) (*Proxy, error) {
 func (p *Proxy) URL() string { return p.url }
 
 // Close stops the proxy and drops its connections.
-func (p *Proxy) Close() error { return p.srv.Close() }
+func (p *Proxy) Close() error {
+	p.upstream.CloseIdleConnections()
+	return p.srv.Close()
+}
 
 // Writes returns the write calls forwarded and answered so far, in order.
 func (p *Proxy) Writes() []Call {
@@ -140,8 +143,9 @@ func (p *Proxy) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	if p.isDown() {
 		panic(http.ErrAbortHandler) // as if the process were gone
 	}
-	if answer, struck := p.stormAnswer(call); struck {
-		faultResponse(rw, call, answer, p.faults.Add(1))
+	fault, struck := p.stormAnswer(call)
+	if struck && fault != LostAnswer {
+		faultResponse(rw, call, fault, p.faults.Add(1))
 		return
 	}
 	var n int64
@@ -158,16 +162,19 @@ func (p *Proxy) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		http.Error(rw, err.Error(), http.StatusBadGateway)
 		return
 	}
-	if !call.Write {
-		reply(rw, resp, answer)
-		return
+	var kill *killRule
+	if call.Write {
+		kill = p.answered(call, n)
 	}
-	kill := p.answered(call, n)
 	if kill != nil && kill.when == BeforeAnswer {
 		kill.do()
 		panic(http.ErrAbortHandler) // drop the connection, answer unsent
 	}
-	reply(rw, resp, answer)
+	if struck {
+		faultResponse(rw, call, ServerError, p.faults.Add(1))
+	} else {
+		reply(rw, resp, answer)
+	}
 	if kill != nil {
 		if f, ok := rw.(http.Flusher); ok {
 			f.Flush()

@@ -235,3 +235,20 @@ func TestServerErrorsForAWhile(t *testing.T) {
 		t.Fatalf("after the storm: %v", err)
 	}
 }
+
+// TestLostAnswerIsCarriedOut: a write whose answer is lost is carried out
+// and counted, and its caller gets HTTP 500.
+func TestLostAnswerIsCarriedOut(t *testing.T) {
+	f := newFixture(t)
+	f.proxy.Inject(faultproxy.Storm{Match: faultproxy.Writes, Rate: 1, For: time.Minute, Answer: faultproxy.LostAnswer})
+	var resp *awshttp.ResponseError
+	if err := f.putItem(f.via, "a"); !errors.As(err, &resp) || resp.HTTPStatusCode() != http.StatusInternalServerError {
+		t.Errorf("a write whose answer was lost: %v, want HTTP 500", err)
+	}
+	if !f.itemExists(t, "a") {
+		t.Error("the write was not carried out")
+	}
+	if w, n := f.proxy.Writes(), f.proxy.Faults(); len(w) != 1 || n != 1 {
+		t.Errorf("%d writes, %d faults counted; want 1 and 1", len(w), n)
+	}
+}

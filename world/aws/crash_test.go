@@ -283,10 +283,27 @@ func (c *crashCase) timeline(t *testing.T) string {
 // TestThrottlingStorm throttles 30% of the DynamoDB writes of a worker
 // process serving 50 runs at once, for the first 10 s: every run
 // completes, and no log holds a step's completion or a terminal event
-// twice. Writes the SDK's five attempts did not get through fail their
-// invocation, whose message comes back after the visibility timeout; a
-// Start that fails is retried by its client (the worker).
+// twice.
 func TestThrottlingStorm(t *testing.T) {
+	weather(t, faultproxy.Storm{Match: faultproxy.DynamoDBWrites, Rate: 0.3, For: 10 * time.Second, Answer: faultproxy.Throttle})
+}
+
+// TestServerErrorStorm answers 20% of the DynamoDB and SQS writes of a
+// worker process serving 50 runs at once with HTTP 500 for the first 10 s,
+// half of them after the write was carried out: the SDK's retries repeat
+// those, and every repeat must be harmless.
+func TestServerErrorStorm(t *testing.T) {
+	weather(t,
+		faultproxy.Storm{Match: faultproxy.Writes, Rate: 0.1, For: 10 * time.Second, Answer: faultproxy.ServerError},
+		faultproxy.Storm{Match: faultproxy.Writes, Rate: 0.1 / 0.9, For: 10 * time.Second, Answer: faultproxy.LostAnswer})
+}
+
+// weather serves 50 runs at once through storms: every run completes, with
+// each step completed once in its log and one terminal event. A write the
+// SDK's five attempts did not get through fails its invocation, whose
+// message comes back after the visibility timeout; a Start that fails is
+// retried by its client (the worker).
+func weather(t *testing.T, storms ...faultproxy.Storm) {
 	if testing.Short() {
 		t.Skip("builds a worker process and serves 50 runs")
 	}
@@ -294,7 +311,9 @@ func TestThrottlingStorm(t *testing.T) {
 	c := newCrashCase(t, buildAWSCrash(t), 50)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	c.proxy.Inject(faultproxy.Storm{Match: faultproxy.DynamoDBWrites, Rate: 0.3, For: 10 * time.Second, Answer: faultproxy.Throttle})
+	for _, s := range storms {
+		c.proxy.Inject(s)
+	}
 	began := time.Now()
 	exit := c.serve(ctx, nil)
 	if exit.err != nil {
@@ -307,7 +326,7 @@ func TestThrottlingStorm(t *testing.T) {
 			reran += ran - 1
 		}
 	}
-	t.Logf("50 runs done in %s: %d writes throttled, %d got through; %d invocations and %d Starts failed and were retried; %d step attempts ran again",
+	t.Logf("50 runs done in %s: %d calls faulted, %d writes got through; %d invocations and %d Starts failed and were retried; %d step attempts ran again",
 		time.Since(began).Round(100*time.Millisecond), c.proxy.Faults(), len(c.proxy.Writes()),
 		strings.Count(exit.stderr, "processing run failed"), strings.Count(exit.stderr, "(try "), reran)
 }
