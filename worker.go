@@ -27,6 +27,11 @@ type WorkerOptions struct {
 	// defined in the binary). A run of a workflow it does not hold is left
 	// for another worker: its message is delivered again.
 	Registry *Registry
+	// LeaseTTL is how long a run stays leased to a worker that stopped
+	// renewing its lease (it crashed or stalled) before another worker may
+	// take the run over (default 30 s). A live worker renews it every
+	// third of that. Worlds without leases ignore it.
+	LeaseTTL time.Duration
 	// Replace swaps steps for others, e.g. fakes in tests.
 	Replace []StepReplacement
 	// WebhookBaseURL is where the webhook route is served, e.g.
@@ -57,6 +62,7 @@ func NewWorker(w world.World, opts WorkerOptions) *Worker {
 		Now:        opts.Clock,
 		MaxEvents:  opts.MaxEvents,
 		InlineWait: opts.InlineWait,
+		LeaseTTL:   opts.LeaseTTL,
 		Logger:     opts.Logger,
 
 		WebhookBaseURL: opts.WebhookBaseURL,

@@ -35,33 +35,72 @@ func (inv *invocation) drive(events []world.Event) error {
 		inv.bufferEvent(world.RunStarted, "", nil)
 		inv.mergeUpdate(world.RunUpdate{Status: world.StatusRunning})
 	}
-	return inv.loop()
+	wake := inv.watch()
+	for {
+		end, err := inv.loop(wake)
+		if err != nil || end == ended {
+			return err
+		}
+		missed, err := inv.releaseLease()
+		if err != nil {
+			return err
+		}
+		if end == outOfTime {
+			return inv.handoff()
+		}
+		if missed {
+			// Events came in after the last look (a hook resume, say), and
+			// their delivery was deferred to us: drive on, if no other
+			// invocation took the lease meanwhile (it then reads them).
+			_, err := inv.acquireLease()
+			if err == nil {
+				if err := inv.catchUp(); err != nil {
+					return err
+				}
+				continue
+			}
+			if !errors.Is(err, world.ErrLeaseHeld) {
+				return err
+			}
+		}
+		return inv.suspend()
+	}
 }
 
-func (inv *invocation) loop() error {
-	wake := inv.watch()
+// loopEnd says why the live loop stopped.
+type loopEnd int
+
+const (
+	ended     loopEnd = iota // the run finished, or the invocation failed
+	suspended                // only timers, hooks or children can move it on
+	outOfTime                // the time budget ran out
+)
+
+// loop drives the run live until it ends or the invocation must stop. It
+// writes everything it buffered before it returns suspended or outOfTime.
+func (inv *invocation) loop(wake <-chan struct{}) (loopEnd, error) {
 	budget := inv.budgetTimer()
 	var lazy <-chan time.Time
 	for {
 		switch {
 		case inv.terminal:
-			return nil // ended by another writer (cancelled)
+			return ended, nil // ended by another writer (cancelled)
 		case inv.fatal != nil || inv.finished:
-			return inv.finish()
+			return ended, inv.finish()
 		}
 		if err := inv.materialize(); err != nil {
-			return err
+			return ended, err
 		}
 		if inv.needsFlush() {
 			if err := inv.flush(); err != nil {
-				return err
+				return ended, err
 			}
 			lazy = nil
 			continue
 		}
 		due := inv.nextDue()
 		if inv.running == 0 && (due.IsZero() || due.Sub(inv.e.now()) > inv.e.InlineWait) {
-			return inv.suspend()
+			return suspended, nil
 		}
 		if len(inv.buffer) > 0 && lazy == nil {
 			lazy = time.After(lazyFlush)
@@ -80,17 +119,17 @@ func (inv *invocation) loop() error {
 		case <-timer: // materialize sees what fell due
 		case <-lazy:
 			if err := inv.flush(); err != nil {
-				return err
+				return ended, err
 			}
 			lazy = nil
 		case <-wake:
 			if err := inv.catchUp(); err != nil {
-				return err
+				return ended, err
 			}
 		case <-budget:
-			return inv.handoff()
+			return outOfTime, inv.flush()
 		case <-inv.ctx.Done():
-			return inv.ctx.Err()
+			return ended, inv.ctx.Err()
 		}
 		if t != nil {
 			t.Stop()
@@ -259,7 +298,7 @@ func (inv *invocation) flush() error {
 		}
 		from := inv.lastSlot.Load() + 1
 		inv.writing.Store(from + int64(len(evs)) - 1)
-		missed, err := inv.e.World.AppendEvents(inv.ctx, inv.run.ID, from, evs, update)
+		missed, err := inv.appendEvents(from, evs, update)
 		switch {
 		case errors.Is(err, world.ErrSlotTaken):
 			inv.absorb(missed)
@@ -359,7 +398,8 @@ func (inv *invocation) nextDue() time.Time {
 
 // suspend schedules a wake-up for every timer and delayed retry and ends
 // the invocation; hooks and children wake the run by themselves. The loop
-// only suspends with an empty buffer.
+// only suspends with an empty buffer, and the lease is released first, so
+// that no wake-up reaches another invocation while this one holds it.
 func (inv *invocation) suspend() error {
 	for _, op := range inv.ops {
 		if op.done || !op.buffered {
@@ -383,10 +423,9 @@ func (inv *invocation) suspend() error {
 }
 
 // handoff passes the run to a fresh invocation because this one is out of
-// time. Steps in flight are abandoned and run again there.
+// time. Steps in flight are abandoned and run again there. The loop has
+// written the buffer, and the lease is released, so the fresh invocation
+// can take the run at once.
 func (inv *invocation) handoff() error {
-	if err := inv.flush(); err != nil {
-		return err
-	}
 	return inv.e.World.Enqueue(inv.ctx, world.Message{RunID: inv.run.ID, DedupKey: inv.run.ID + "/handoff/" + itoa(int(inv.lastSlot.Load()))})
 }

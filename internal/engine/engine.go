@@ -38,6 +38,9 @@ type Engine struct {
 	// DeadlineMargin is how long before its context's deadline an
 	// invocation stops taking new work and hands the run off.
 	DeadlineMargin time.Duration
+	// LeaseTTL is how long a run stays leased to an invocation that
+	// stopped renewing (DefaultLeaseTTL if zero), on Worlds with leases.
+	LeaseTTL time.Duration
 	// WebhookBaseURL is where the public webhook route is served (e.g.
 	// "https://example.com"); workflows build their webhooks' URLs on it.
 	WebhookBaseURL string
@@ -106,19 +109,41 @@ func (e *Engine) step(def *StepDef) *StepDef {
 // Process drives one run as far as it can go now. It returns an error only
 // when the run must be processed again (a World failure); everything the
 // run itself does, including failing, is recorded in its log.
+//
+// Where the World leases runs, only the invocation holding the run's lease
+// reads the log and drives the run; one that finds the lease held by a
+// live invocation defers its delivery to it (see deferToHolder).
 func (e *Engine) Process(ctx context.Context, runID string) error {
 	run, err := e.World.GetRun(ctx, runID)
-	if err != nil {
-		return err
-	}
-	events, err := e.World.Events(ctx, runID, 0)
 	if err != nil {
 		return err
 	}
 	inv := newInvocation(ctx, e, run)
 	defer inv.close()
 	if run.Status.Terminal() {
+		events, err := e.World.Events(ctx, runID, 0)
+		if err != nil {
+			return err
+		}
 		return inv.afterFinish(events)
 	}
-	return inv.drive(events)
+	// The lease comes before the log is read: a log read earlier could
+	// miss results its last holder wrote before releasing it.
+	held, err := inv.acquireLease()
+	if errors.Is(err, world.ErrLeaseHeld) {
+		return inv.deferToHolder(held)
+	}
+	if err != nil {
+		return err
+	}
+	defer func() { _, _ = inv.releaseLease() }() // on the error paths; drive releases on suspension
+	events, err := e.World.Events(ctx, runID, 0)
+	if err == nil {
+		err = inv.drive(events)
+	}
+	if err != nil && inv.leaseLost(err) {
+		e.logger().Warn("workflow: another invocation took the run over; this one stops", "run", runID)
+		return nil
+	}
+	return err
 }

@@ -17,9 +17,10 @@ import (
 // then drives the run live until it finishes, suspends or hands off.
 type invocation struct {
 	ctx    context.Context
-	cancel context.CancelFunc // stops running steps and the log watcher
+	cancel context.CancelCauseFunc // stops running steps, the log watcher and the heartbeat
 	e      *Engine
 	run    world.Run
+	lease  *runLease
 
 	created   runCreatedPayload
 	sched     *scheduler
@@ -52,7 +53,7 @@ type pending struct {
 }
 
 func newInvocation(ctx context.Context, e *Engine, run world.Run) *invocation {
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithCancelCause(ctx)
 	seed := fnv.New64a()
 	seed.Write([]byte(run.ID))
 	inv := &invocation{
@@ -60,6 +61,7 @@ func newInvocation(ctx context.Context, e *Engine, run world.Run) *invocation {
 		cancel:  cancel,
 		e:       e,
 		run:     run,
+		lease:   newRunLease(e.World),
 		sched:   newScheduler(),
 		rng:     rand.New(rand.NewPCG(seed.Sum64(), 0x9e3779b97f4a7c15)),
 		results: make(chan stepResult),
@@ -72,7 +74,7 @@ func newInvocation(ctx context.Context, e *Engine, run world.Run) *invocation {
 // ignore their context are left to finish on their own; their results are
 // dropped (at-least-once: the next invocation runs them again).
 func (inv *invocation) close() {
-	inv.cancel()
+	inv.cancel(nil)
 	close(inv.closed)
 	inv.sched.unwind()
 }

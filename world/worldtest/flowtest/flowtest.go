@@ -52,6 +52,10 @@ var scenarios = []scenario{
 	{"PlainHookDoesNotReply", plainHookDoesNotReply},
 	{"Webhook", webhookRoute},
 	{"RunStream", runStream},
+	{"OverlappingInvocations", overlappingInvocations},
+	{"ResumeDuringAStep", resumeDuringAStep},
+	{"ReleaseSeesLateEvents", releaseSeesLateEvents},
+	{"SecondDeliveryIsDeferred", secondDeliveryIsDeferred},
 }
 
 // env is one scenario's World, client and worker.
@@ -59,6 +63,7 @@ type env struct {
 	ctx    context.Context
 	world  world.World
 	client *workflow.Client
+	log    *slog.Logger // to the test, for the scenario's own workers
 }
 
 // newEnv starts a worker on w for the scenario's lifetime; the scenario's
@@ -74,11 +79,12 @@ func newEnv(t *testing.T, w world.World) *env {
 		cancel()
 		<-done
 	})
+	logger := slog.New(slog.NewTextHandler(log, nil))
 	go func() {
 		defer close(done)
-		_ = workflow.NewWorker(w, workflow.WorkerOptions{Logger: slog.New(slog.NewTextHandler(log, nil))}).Run(ctx)
+		_ = workflow.NewWorker(w, workflow.WorkerOptions{Logger: logger}).Run(ctx)
 	}()
-	return &env{ctx: ctx, world: w, client: workflow.NewClient(w)}
+	return &env{ctx: ctx, world: w, client: workflow.NewClient(w), log: logger}
 }
 
 // testLog writes to the test's log until stopped.

@@ -1,0 +1,151 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/lambdaworkflow/workflow/world"
+)
+
+// DefaultLeaseTTL is how long a run stays leased to an invocation that has
+// stopped renewing its lease, because it died or stalled, before another
+// invocation may take the run over and count its step attempts as
+// interrupted. A live invocation renews every third of it.
+const DefaultLeaseTTL = 30 * time.Second
+
+// deferSlack is how long after the holder's lease would lapse a deferred
+// delivery comes back: by then the holder has renewed it or is gone.
+const deferSlack = time.Second
+
+// releaseTimeout bounds the release of a lease by an invocation whose own
+// context is done (a worker shutting down): releasing lets the next
+// invocation start at once instead of after the lease.
+const releaseTimeout = 5 * time.Second
+
+// errLeaseLost cancels an invocation whose lease was taken over.
+var errLeaseLost = errors.New("the run's lease was taken over by another invocation")
+
+func (e *Engine) leaseTTL() time.Duration {
+	if e.LeaseTTL > 0 {
+		return e.LeaseTTL
+	}
+	return DefaultLeaseTTL
+}
+
+// runLease is an invocation's hold on its run's lease. Leases are about
+// processes, so they use the wall clock, never the engine's (a test clock
+// that skips hours would expire every lease).
+type runLease struct {
+	leaser world.Leaser // nil: the World has no leases
+	owner  string
+	held   bool
+	stop   chan struct{} // stops the heartbeat
+	beats  sync.WaitGroup
+}
+
+func newRunLease(w world.World) *runLease {
+	l, _ := w.(world.Leaser)
+	return &runLease{leaser: l, owner: "inv_" + rand.Text()}
+}
+
+// acquireLease takes the run's lease and keeps it renewed. On a World
+// without leases it does nothing. If another live invocation holds the
+// lease the error matches world.ErrLeaseHeld and held is its lease.
+func (inv *invocation) acquireLease() (held world.Lease, err error) {
+	l := inv.lease
+	if l.leaser == nil || l.held {
+		return world.Lease{}, nil
+	}
+	now := time.Now()
+	ttl := inv.e.leaseTTL()
+	if held, err = l.leaser.AcquireLease(inv.ctx, inv.run.ID, world.Lease{Owner: l.owner, Until: now.Add(ttl)}, now); err != nil {
+		return held, err
+	}
+	l.held, l.stop = true, make(chan struct{})
+	l.beats.Go(func() { inv.heartbeat(l.stop, ttl) })
+	return world.Lease{}, nil
+}
+
+// heartbeat renews the lease every third of its TTL while the invocation
+// lives. A lease taken over means this invocation stalled past it and was
+// replaced: it stops (its writes would be refused anyway). Other errors
+// are retried at the next beat; the lease outlasts two missed beats.
+func (inv *invocation) heartbeat(stop <-chan struct{}, ttl time.Duration) {
+	t := time.NewTicker(ttl / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-inv.ctx.Done():
+			return
+		case <-t.C:
+		}
+		err := inv.lease.leaser.RenewLease(inv.ctx, inv.run.ID, world.Lease{Owner: inv.lease.owner, Until: time.Now().Add(ttl)})
+		switch {
+		case errors.Is(err, world.ErrLeaseLost):
+			inv.cancel(errLeaseLost)
+			return
+		case err != nil && inv.ctx.Err() == nil:
+			inv.e.logger().Warn("workflow: renewing the run's lease failed; retrying", "run", inv.run.ID, "err", err)
+		}
+	}
+}
+
+// releaseLease gives the lease back and reports whether events reached the
+// log that this invocation has not applied: while it held the lease, a
+// second delivery for them was deferred to it, so it must act on them. A
+// finished run's lease is left to lapse, which saves a write: nothing
+// drives a finished run.
+func (inv *invocation) releaseLease() (missed bool, err error) {
+	l := inv.lease
+	if !l.held {
+		return false, nil
+	}
+	close(l.stop)
+	l.beats.Wait() // a renewal in flight must not see the release as a loss
+	l.held = false
+	if inv.terminal {
+		return false, nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(inv.ctx), releaseTimeout)
+	defer cancel()
+	last, err := l.leaser.ReleaseLease(ctx, inv.run.ID, l.owner)
+	if err != nil && !errors.Is(err, world.ErrLeaseLost) {
+		return false, err
+	}
+	return last > inv.lastSlot.Load(), nil
+}
+
+// appendEvents writes to the run's log, under the lease if it holds one,
+// so that the World refuses the write if another invocation took over.
+func (inv *invocation) appendEvents(from int64, evs []world.Event, update *world.RunUpdate) ([]world.Event, error) {
+	if inv.lease.held {
+		return inv.lease.leaser.AppendLeased(inv.ctx, inv.lease.owner, inv.run.ID, from, evs, update)
+	}
+	return inv.e.World.AppendEvents(inv.ctx, inv.run.ID, from, evs, update)
+}
+
+// deferToHolder absorbs a delivery for a run that another live invocation
+// drives. Any event that came with the delivery (a hook resume, a
+// cancellation, a child's result) is already in the log, where the
+// holder's watcher, or its check on release, finds it. The delivery
+// itself is put back, to come again once the holder's lease would lapse
+// if it stopped renewing it: a wake-up that carries no event (a timer, a
+// redelivery of the holder's own message) is never dropped, and never
+// acted on beside the holder.
+func (inv *invocation) deferToHolder(held world.Lease) error {
+	wait := max(time.Until(held.Until), 0) + deferSlack
+	return inv.e.World.Enqueue(inv.ctx, world.Message{
+		RunID: inv.run.ID, DeliverAt: inv.e.now().Add(wait), DedupKey: inv.run.ID + "/deferred",
+	})
+}
+
+// leaseLost reports whether the invocation ended because another took its
+// run's lease over: the new holder drives the run, nothing failed.
+func (inv *invocation) leaseLost(err error) bool {
+	return errors.Is(err, world.ErrLeaseLost) || errors.Is(context.Cause(inv.ctx), errLeaseLost)
+}
