@@ -4,7 +4,9 @@ GO ?= go
 GOLANGCI_LINT_VERSION ?= v2.15.0
 # go run caches the linter it builds in the Go build cache: the first lint
 # on a machine builds it (a few minutes), later ones start at once.
-GOLANGCI_LINT = $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+# --allow-parallel-runners: without it a second lint on the machine (another
+# checkout) fails at once, "parallel golangci-lint is running".
+GOLANGCI_LINT_RUN = $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run --allow-parallel-runners
 # The modules of this repository: the SDK, and the benchmarks in modules of
 # their own so that their dependencies never reach a user's module graph.
 MODULES = . bench bench/peers
@@ -24,7 +26,7 @@ lint: ## gofmt, public citations, then go mod tidy and golangci-lint (.golangci.
 	@for m in $(MODULES); do \
 		echo "== $$m"; \
 		(cd $$m && $(GO) mod tidy -diff) || { echo "go mod tidy: $$m/go.mod or go.sum is not tidy (run go mod tidy there)"; exit 1; }; \
-		(cd $$m && $(GOLANGCI_LINT) run --config "$(CURDIR)/.golangci.yml" ./...) || exit 1; \
+		(cd $$m && $(GOLANGCI_LINT_RUN) --config "$(CURDIR)/.golangci.yml" ./...) || exit 1; \
 	done
 
 emulator: ## install and start MiniStack on 127.0.0.1:4566 for the AWS tests
