@@ -43,7 +43,7 @@ func deployStack(t *testing.T, ctx context.Context, root, stack, token string) m
 			out[k] = v
 		}
 	}
-	for _, k := range []string{"WebhookUrl", "ApiUrl", "TableName", "BucketName", "DeadLetterQueueUrl", "FlowFunctionName"} {
+	for _, k := range []string{"WebhookUrl", "ApiUrl", "TableName", "BucketName", "QueueUrl", "DeadLetterQueueUrl", "FlowFunctionName"} {
 		if out[k] == "" {
 			t.Fatalf("stack output %s missing; got %v\n%s", k, out, logs.String())
 		}
@@ -90,6 +90,21 @@ func deleteRetained(t *testing.T, table, bucket string) {
 		if !errors.As(err, &missing) {
 			t.Logf("delete bucket %s: %v", bucket, err)
 		}
+	}
+}
+
+// queueVisibility is the visibility timeout of the test stack's queue,
+// far below the template's six times the flow function's timeout.
+const queueVisibility = 15 * time.Second
+
+// setVisibility sets the queue's visibility timeout.
+func setVisibility(t *testing.T, ctx context.Context, url string, d time.Duration) {
+	_, err := sqs.NewFromConfig(emulator.Config()).SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{
+		QueueUrl:   &url,
+		Attributes: map[string]string{string(sqstypes.QueueAttributeNameVisibilityTimeout): fmt.Sprint(int(d.Seconds()))},
+	})
+	if err != nil {
+		t.Fatalf("set the visibility timeout of %s: %v", url, err)
 	}
 }
 
