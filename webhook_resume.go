@@ -10,6 +10,7 @@ import (
 	"iter"
 	"net/http"
 
+	"github.com/lambdaworkflow/workflow/internal/engine"
 	"github.com/lambdaworkflow/workflow/world"
 )
 
@@ -39,6 +40,11 @@ func WithWebhookMaxBody(n int64) ClientOption { return func(c *Client) { c.webho
 // it was read, reading the body fails with ErrReplyRestarted: the part
 // already sent cannot be taken back, so abort the HTTP response.
 func (c *Client) ResumeWebhook(ctx context.Context, token string, r *http.Request) (*http.Response, error) {
+	if len(token) > engine.GeneratedTokenLen {
+		// Webhook tokens are generated: this one cannot exist. Refusing it
+		// here spares the World a lookup (and a key it may not accept).
+		return nil, fmt.Errorf("%w: a token of %d bytes is no webhook's", ErrHookNotFound, len(token))
+	}
 	req, err := c.webhookRequest(r)
 	if err != nil {
 		return nil, err

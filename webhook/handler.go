@@ -23,8 +23,9 @@ import (
 const Pattern = workflow.WebhookPath + "{token}"
 
 // Handler serves webhook calls. Every method is accepted. A token that is
-// not a live webhook (unknown, ended, a plain or responding hook) gets 404
-// with an empty body, so the route does not tell which tokens exist; a
+// not a live webhook (unknown, ended, a plain or responding hook, longer
+// than a generated token) gets 404 with an empty body, so the route does
+// not tell which tokens exist, and tokens never appear in its logs; a
 // body over the client's limit (workflow.WithWebhookMaxBody) gets 413 and
 // is not recorded.
 type Handler struct {
@@ -61,7 +62,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case err != nil && r.Context().Err() != nil:
 		return // the caller has gone
 	case err != nil:
-		h.logger.Error("workflow: webhook call failed", "err", err)
+		h.logger.Error("workflow: webhook call failed", "err", redact(err, token))
 		w.WriteHeader(http.StatusInternalServerError)
 		return
 	}
@@ -74,9 +75,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Part of the body is out and the rest will not come (the step
 		// was retried, or the run ended): cut the connection so the caller
 		// sees a broken response, not a short one that looks complete.
-		h.logger.Error("workflow: webhook response broke off", "err", err)
+		h.logger.Error("workflow: webhook response broke off", "err", redact(err, token))
 		panic(http.ErrAbortHandler)
 	}
+}
+
+// redact is err's message without the token: a token is the webhook's
+// only credential, and logs are read by more people than hold it.
+func redact(err error, token string) string {
+	return strings.ReplaceAll(err.Error(), token, "[token]")
 }
 
 // copyFlushing copies the body chunk by chunk, flushing each to the

@@ -143,6 +143,11 @@ func generateToken() string {
 	return "hk_" + rand.Text()
 }
 
+// GeneratedTokenLen is the length of every token generateToken makes
+// (rand.Text gives 26 characters). Webhook tokens are always generated, so
+// a longer one names no webhook.
+const GeneratedTokenLen = len("hk_") + 26
+
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // Reserved attributes set on child runs.

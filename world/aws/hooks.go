@@ -26,6 +26,9 @@ const claimRounds = 8
 // A retry after a lost response finds the World's own claim and reports
 // success; a takeover then returns a zero previous Hook.
 func (w *World) ClaimHook(ctx context.Context, h world.Hook, force bool) (world.Hook, error) {
+	if len(hookPK(h.Token)) > maxPartitionKey {
+		return world.Hook{}, fmt.Errorf("claim hook: a token of %d bytes is longer than the %d the AWS World can store", len(h.Token), maxPartitionKey-len(hookPK("")))
+	}
 	av, err := marshalItem(hookItem{itemKeys: itemKeys{PK: hookPK(h.Token), SK: skHook}, Hook: h, Claim: rand.Text()})
 	if err != nil {
 		return world.Hook{}, fmt.Errorf("claim hook %s: %w", h.Token, err)
@@ -62,6 +65,10 @@ func (w *World) ClaimHook(ctx context.Context, h world.Hook, force bool) (world.
 // GetHook implements world.Store. A disposed hook past its retention is
 // gone, whether or not DynamoDB's TTL has deleted its item yet.
 func (w *World) GetHook(ctx context.Context, token string) (world.Hook, error) {
+	if len(hookPK(token)) > maxPartitionKey {
+		// No such token can have been claimed; DynamoDB would refuse the key.
+		return world.Hook{}, fmt.Errorf("hook token of %d bytes: %w", len(token), world.ErrHookNotFound)
+	}
 	out, err := w.ddb.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      &w.opts.Table,
 		Key:            itemKeys{PK: hookPK(token), SK: skHook}.key(),

@@ -41,6 +41,10 @@ func dedupPK(key string) string   { return "dedup#" + key }
 func eventSK(slot int64) string   { return fmt.Sprintf("ev#%020d", slot) }
 func chunkSK(index int64) string  { return fmt.Sprintf("chunk#%020d", index) }
 
+// maxPartitionKey is DynamoDB's limit on the size of a partition key, in
+// bytes: an item with a longer key can be neither stored nor asked for.
+const maxPartitionKey = 2048
+
 const (
 	skRun       = "run"
 	skLogHead   = "ev#head"
