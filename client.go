@@ -16,9 +16,8 @@ import (
 // Client starts and inspects runs, and resumes hooks, from ordinary Go
 // code: an HTTP handler, a CLI, a test. It is safe for concurrent use.
 type Client struct {
-	world          world.World
-	now            func() time.Time
-	webhookMaxBody int64
+	world world.World
+	now   func() time.Time
 }
 
 // ClientOption configures a Client.

@@ -10,7 +10,10 @@
 package webhook
 
 import (
+	"cmp"
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -22,20 +25,39 @@ import (
 // Pattern is the route to register the handler on in an http.ServeMux.
 const Pattern = workflow.WebhookPath + "{token}"
 
+// DefaultMaxBody is the largest request body a Handler takes unless
+// told otherwise (WithMaxBody).
+const DefaultMaxBody = 1 << 20
+
 // Handler serves webhook calls. Every method is accepted. A token that is
 // not a live webhook (unknown, ended, a plain or responding hook, longer
 // than a generated token) gets 404 with an empty body, so the route does
 // not tell which tokens exist, and tokens never appear in its logs; a
-// body over the client's limit (workflow.WithWebhookMaxBody) gets 413 and
-// is not recorded.
+// body over the limit (WithMaxBody) gets 413 and is not recorded.
 type Handler struct {
-	client *workflow.Client
-	logger *slog.Logger
+	client  *workflow.Client
+	maxBody int64
+	logger  *slog.Logger
 }
 
+// Option configures NewHandler.
+type Option func(*Handler)
+
+// WithMaxBody sets the largest request body the handler reads (default
+// DefaultMaxBody).
+func WithMaxBody(n int64) Option { return func(h *Handler) { h.maxBody = n } }
+
+// WithLogger sets where the handler reports failed calls (default
+// slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(h *Handler) { h.logger = l } }
+
 // NewHandler returns a Handler resuming webhooks through c.
-func NewHandler(c *workflow.Client) *Handler {
-	return &Handler{client: c, logger: slog.Default()}
+func NewHandler(c *workflow.Client, opts ...Option) *Handler {
+	h := &Handler{client: c, maxBody: DefaultMaxBody, logger: slog.Default()}
+	for _, o := range opts {
+		o(h)
+	}
+	return h
 }
 
 // ServeHTTP implements http.Handler. The token is the {token} path value
@@ -50,7 +72,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotFound)
 		return
 	}
-	resp, err := h.client.ResumeWebhook(r.Context(), token, r)
+	req, err := h.request(w, r)
+	var resp workflow.WebhookResponse
+	if err == nil {
+		resp, err = h.client.ResumeWebhook(r.Context(), token, req)
+	}
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.Is(err, workflow.ErrHookNotFound), errors.Is(err, workflow.ErrNotWebhook):
@@ -66,12 +92,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusInternalServerError)
 		return
 	}
-	defer resp.Body.Close()
-	for k, vs := range resp.Header {
-		w.Header()[k] = vs
-	}
-	w.WriteHeader(resp.StatusCode)
-	if err := copyFlushing(w, resp.Body); err != nil && r.Context().Err() == nil {
+	if err := writeResponse(r.Context(), w, resp); err != nil && r.Context().Err() == nil {
 		// Part of the body is out and the rest will not come (the step
 		// was retried, or the run ended): cut the connection so the caller
 		// sees a broken response, not a short one that looks complete.
@@ -86,26 +107,47 @@ func redact(err error, token string) string {
 	return strings.ReplaceAll(err.Error(), token, "[token]")
 }
 
-// copyFlushing copies the body chunk by chunk, flushing each to the
-// caller when the ResponseWriter can flush.
-func copyFlushing(w http.ResponseWriter, body io.Reader) error {
+// request reads r into what the workflow receives.
+func (h *Handler) request(w http.ResponseWriter, r *http.Request) (workflow.WebhookRequest, error) {
+	req := workflow.WebhookRequest{Method: r.Method, URL: r.URL.RequestURI(), Header: r.Header.Clone()}
+	if r.Body == nil {
+		return req, nil
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+	if err != nil {
+		return req, fmt.Errorf("reading the webhook request: %w", err)
+	}
+	req.Body = body
+	return req, nil
+}
+
+// writeResponse sends the response's head and Body, then its Stream's
+// chunks as they arrive, flushing each to the caller when w can flush.
+func writeResponse(ctx context.Context, w http.ResponseWriter, resp workflow.WebhookResponse) error {
+	for k, vs := range resp.Header {
+		w.Header()[k] = vs
+	}
+	w.WriteHeader(cmp.Or(resp.Status, http.StatusOK))
 	flusher, _ := w.(http.Flusher)
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := body.Read(buf)
-		if n > 0 {
-			if _, werr := w.Write(buf[:n]); werr != nil {
-				return nil // the caller has gone; nothing to tell it
-			}
-			if flusher != nil {
-				flusher.Flush()
-			}
+	send := func(chunk []byte) bool {
+		if _, err := w.Write(chunk); err != nil {
+			return false // the caller has gone; nothing to tell it
 		}
-		if errors.Is(err, io.EOF) {
-			return nil
+		if flusher != nil {
+			flusher.Flush()
 		}
+		return true
+	}
+	if len(resp.Body) > 0 && !send(resp.Body) {
+		return nil
+	}
+	for chunk, err := range resp.Stream.All(ctx) {
 		if err != nil {
 			return err
 		}
+		if len(chunk) > 0 && !send(chunk) {
+			return nil
+		}
 	}
+	return nil
 }

@@ -107,13 +107,13 @@ type fixture struct {
 }
 
 // setup serves the webhook route on 127.0.0.1 and runs a worker.
-func setup(t *testing.T, opts ...workflow.ClientOption) *fixture {
+func setup(t *testing.T, opts ...webhook.Option) *fixture {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
 	w := memory.New()
-	c := workflow.NewClient(w, opts...)
+	c := workflow.NewClient(w)
 	mux := http.NewServeMux()
-	mux.Handle(webhook.Pattern, webhook.NewHandler(c))
+	mux.Handle(webhook.Pattern, webhook.NewHandler(c, opts...))
 	srv := httptest.NewServer(mux) // listens on 127.0.0.1
 	t.Cleanup(srv.Close)
 	go workflow.NewWorker(w, workflow.WorkerOptions{WebhookBaseURL: srv.URL}).Run(ctx)
@@ -288,7 +288,7 @@ func waitForHook(t *testing.T, f *fixture, token string) {
 }
 
 func TestWebhookRefusesABodyOverTheLimit(t *testing.T) {
-	f := setup(t, workflow.WithWebhookMaxBody(16))
+	f := setup(t, webhook.WithMaxBody(16))
 	run, url := f.start(t, hookSpec{Mode: "accept", Calls: 1})
 	resp, body := f.call(t, http.MethodPost, url, strings.Repeat("x", 17))
 	if resp.StatusCode != http.StatusRequestEntityTooLarge || body != "" {
@@ -308,19 +308,17 @@ func TestResumeWebhookFromGo(t *testing.T) {
 	f := setup(t)
 	run, url := f.start(t, hookSpec{Mode: "static", Calls: 1})
 	token := url[strings.LastIndex(url, "/")+1:]
-	resp, err := f.client.ResumeWebhook(f.ctx, token, httptest.NewRequest(http.MethodPut, "/anything", strings.NewReader("z")))
+	resp, err := f.client.ResumeWebhook(f.ctx, token, workflow.WebhookRequest{Method: http.MethodPut, URL: "/anything", Body: []byte("z")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusCreated || string(body) != "noted" {
-		t.Fatalf("got %d %q", resp.StatusCode, body)
+	if resp.Status != http.StatusCreated || string(resp.Body) != "noted" {
+		t.Fatalf("got %d %q", resp.Status, resp.Body)
 	}
 	if seen, err := run.Result(f.ctx); err != nil || seen[0] != "PUT /anything  z" {
 		t.Fatalf("the workflow saw %q, %v", seen, err)
 	}
-	if _, err := f.client.ResumeWebhook(f.ctx, token, httptest.NewRequest(http.MethodPut, "/", nil)); !errors.Is(err, workflow.ErrHookNotFound) {
+	if _, err := f.client.ResumeWebhook(f.ctx, token, workflow.WebhookRequest{Method: http.MethodPut, URL: "/"}); !errors.Is(err, workflow.ErrHookNotFound) {
 		t.Fatalf("after the run ended: %v, want ErrHookNotFound", err)
 	}
 }
