@@ -119,11 +119,11 @@ func (p *Proxy) KillAfter(n int, when When, kill func()) {
 }
 
 // Resume lets requests through again after a kill, for the process
-// started in place of the one killed.
+// started in place of the one killed, and drops a kill that has not fired.
 func (p *Proxy) Resume() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.down = false
+	p.down, p.kill = false, nil
 }
 
 // Inject starts a storm now.
