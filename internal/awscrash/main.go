@@ -6,7 +6,7 @@
 // ran across processes. Started again after a kill, it retries the same
 // Starts, as a client would.
 //
-//	awscrash -effects FILE [-runs N] [-visibility 1s] [-sleep 3s]
+//	awscrash -effects FILE [-runs N] [-visibility 1s] [-lease 3s] [-sleep 3s]
 //
 // Runs are named five-0, five-1, … The World comes from the environment
 // (aws.FromEnv; AWS_ENDPOINT_URL points it at the test's fault-injecting
@@ -81,6 +81,7 @@ func main() {
 	path := flag.String("effects", "", "the effects file")
 	runs := flag.Int("runs", 1, "how many runs to start and serve")
 	visibility := flag.Duration("visibility", time.Second, "the worker's visibility timeout")
+	lease := flag.Duration("lease", 3*time.Second, "the worker's run lease TTL: how long a killed worker's run waits")
 	sleep := flag.Duration("sleep", 3*time.Second, "the runs' sleep before their fourth step")
 	flag.Parse()
 	var err error
@@ -97,7 +98,7 @@ func main() {
 		ids[i] = fmt.Sprintf("five-%d", i)
 	}
 	serve, stop := context.WithCancel(ctx)
-	worker := workflow.NewWorker(w, workflow.WorkerOptions{Visibility: *visibility})
+	worker := workflow.NewWorker(w, workflow.WorkerOptions{Visibility: *visibility, LeaseTTL: *lease})
 	served := make(chan error, 1)
 	go func() { served <- worker.Run(serve) }()
 	if err := startAll(ctx, workflow.NewClient(w), ids, *sleep); err != nil {
