@@ -46,11 +46,12 @@ type Ratio struct {
 // Pass reports whether the ratio meets its target (true without one).
 func (r Ratio) Pass() bool { return r.Max == 0 || r.Ratio <= r.Max }
 
-// Compare divides every World's value by every peer's, metric by metric.
+// Compare divides each embedded World's value (the Worlds with a ratio
+// target) by every peer's, metric by metric.
 func Compare(results []*Result) []Ratio {
 	var out []Ratio
 	for _, ours := range results {
-		if ours.Peer || ours.Skipped != "" {
+		if ours.Peer || ours.Skipped != "" || !hasRatioTarget(ours.World) {
 			continue
 		}
 		for _, peer := range results {
@@ -69,6 +70,15 @@ func Compare(results []*Result) []Ratio {
 		}
 	}
 	return out
+}
+
+func hasRatioTarget(world string) bool {
+	for _, t := range ratioTargets {
+		if t.world == world {
+			return true
+		}
+	}
+	return false
 }
 
 func ratioTarget(world, peer string) float64 {

@@ -147,6 +147,11 @@ func WriteTable(out io.Writer, results []*Result) {
 		}
 	}
 	for _, r := range ran {
+		for _, n := range r.Notes {
+			fmt.Fprintf(out, "%s: note: %s\n", r.World, n)
+		}
+	}
+	for _, r := range ran {
 		if len(r.Targets) == 0 {
 			continue
 		}
@@ -157,9 +162,6 @@ func WriteTable(out io.Writer, results []*Result) {
 		fmt.Fprintf(out, "targets on %s%s:\n", r.World, suffix)
 		for _, t := range r.Targets {
 			fmt.Fprintf(out, "  %s\n", t)
-		}
-		for _, n := range r.Notes {
-			fmt.Fprintf(out, "  note: %s\n", n)
 		}
 	}
 }

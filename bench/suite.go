@@ -199,7 +199,9 @@ func Run(ctx context.Context, subj Subject, cfg Config, logf func(string, ...any
 		}
 		logf("  %s: %.1fs", b.name, time.Since(start).Seconds())
 	}
-	res.Targets = evaluate(res)
+	if !subj.Peer {
+		res.Targets = evaluate(res)
+	}
 	return res
 }
 
