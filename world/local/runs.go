@@ -219,8 +219,13 @@ func (w *World) appendEvents(owner, runID string, from int64, events []world.Eve
 	}
 	var missed []world.Event
 	err = w.write(func(s *writeStmts) error {
-		res, err := s.advanceRun.Exec(runID, from, from+int64(len(events)), status, finished,
-			blobArg(u.Output), blobArg(u.Error), attrs, updatedAt, nullIfEmpty(owner))
+		var res sql.Result
+		if update == nil {
+			res, err = s.advanceSlot.Exec(runID, from, from+int64(len(events)), nullIfEmpty(owner))
+		} else {
+			res, err = s.advanceRun.Exec(runID, from, from+int64(len(events)), status, finished,
+				blobArg(u.Output), blobArg(u.Error), attrs, updatedAt, nullIfEmpty(owner))
+		}
 		if err != nil {
 			return err
 		}
