@@ -149,11 +149,7 @@ func dbosStart[I, O any](e *dbosEngine, wf dbos.Workflow[I, O], id string, in I)
 		return nil, err
 	}
 	return func(ctx context.Context) error {
-		timeout := time.Hour
-		if d, ok := ctx.Deadline(); ok {
-			timeout = time.Until(d)
-		}
-		_, err := h.GetResult(dbos.WithHandleTimeout(timeout))
+		_, err := h.GetResult(dbos.WithHandleTimeout(timeout(ctx)))
 		return err
 	}, nil
 }

@@ -127,11 +127,7 @@ func gwStart(ctx context.Context, e *gwEngine, wf any, id string, in seqInput) (
 		return nil, err
 	}
 	return func(ctx context.Context) error {
-		timeout := time.Hour
-		if d, ok := ctx.Deadline(); ok {
-			timeout = time.Until(d)
-		}
-		_, err := client.GetWorkflowResult[int](ctx, e.c, inst, timeout)
+		_, err := client.GetWorkflowResult[int](ctx, e.c, inst, timeout(ctx))
 		return err
 	}, nil
 }
