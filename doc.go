@@ -31,17 +31,17 @@
 //
 // # Determinism
 //
-// In workflow code, use Now instead of time.Now, Random and UUID instead
+// In workflow code, use [Now] instead of time.Now, [Random] and [UUID] instead
 // of math/rand, Go instead of the go statement, and Sleep instead of
 // time.Sleep. Do I/O only in steps. If a change to the code makes a
 // replay call something other than what the log recorded, the run fails
-// with a NondeterminismError naming the log position, the recorded call,
+// with a [NondeterminismError] naming the log position, the recorded call,
 // the call the code made, and its file and line.
 //
 // # Running in parallel
 //
-// Step.Go starts a step and returns a Future; start several, then Get each
-// (or Gather them) to join. Select waits for the first of several futures,
+// [Step.Go] starts a step and returns a [Future]; start several, then Get each
+// (or [Gather] them) to join. [Select] waits for the first of several futures,
 // hooks or timers. Go runs a workflow coroutine: a helper that mixes steps
 // and sleeps, run alongside others, the Go form of Promise.all.
 //
@@ -63,10 +63,13 @@
 //
 // # Talking to a running workflow
 //
-// Hooks come in a ladder. A Hook is one-way: ResumeHook sends a value in.
-// A RespondingHook is request/reply: the resumer's call returns what a step
-// answers with msg.Respond, and the answer may be a Stream the caller ranges
-// over as it is produced. Respond works only in a step (it does I/O).
+// Hooks come in a ladder. A [Hook] is one-way: [ResumeHook] sends a value
+// in. A [RespondingHook] is request/reply: the resumer's call returns what
+// a step answers with [HookMessage.Respond], and the answer may be a
+// [Stream] the caller ranges over as it is produced. Respond works only in
+// a step (it does I/O). Hooks are configured with options: [WithToken]
+// gives a deterministic token, [WithMetadata], [WithMinRetention] and
+// [WithForceClaim] the rest.
 //
 //	quotes := workflow.CreateRespondingHook[Query, Quote](ctx, workflow.WithToken("quotes:"+id))
 //	for msg, err := range quotes.All(ctx) {
@@ -76,33 +79,39 @@
 //
 //	quote, err := workflow.ResumeRespondingHook[Query, Quote](ctx, client, "quotes:"+id, q)
 //
-// A Webhook is a responding hook on a public URL, served by webhook.Handler
-// in any Go HTTP server. A step can also write a run's live output with
-// Writer, which anyone reads with Run.Readable from any index, tailing new
-// chunks as they come. docs/HOOKS.md has the details.
+// A [Webhook] is a responding hook on a public URL, served by package
+// webhook's Handler in any Go HTTP server. A step can also write a run's
+// live output with [Writer], which anyone reads with [ReadStream] (typed
+// values) or [Run.Readable] (raw chunks and their indexes) from any index,
+// tailing new chunks as they come. docs/HOOKS.md has the details.
 //
 // # Starting and watching runs
 //
-// A Client, on a World, starts runs and reads them:
+// A [Client], on a World, starts runs and reads them; a [Run] is a run
+// seen from ordinary Go code:
 //
 //	client := workflow.NewClient(w)
 //	run, err := workflow.Start(ctx, client, Checkout, order, workflow.WithIdempotencyKey(order.ID))
 //	receipt, err := run.Result(ctx) // waits
 //	err = run.Cancel(ctx, "customer cancelled")
 //
-// A Worker, on the same World, drives the runs: workflow.NewWorker(w,
-// workflow.WorkerOptions{}).Run(ctx). A workflow can start child runs with
-// Workflow.StartChild and await them like a step.
+// A [Worker], on the same World, drives the runs: workflow.NewWorker(w,
+// workflow.WorkerOptions{}).Run(ctx) runs every workflow defined in the
+// binary, and WorkerOptions.Registry, a [Registry] made with
+// [NewRegistry], names the ones a worker runs instead. A workflow can
+// start child runs with [Workflow.StartChild] and await them like a step;
+// it sees other runs as a [RunHandle], whose calls are durable.
 //
 // # Errors
 //
 // Errors keep their message, their kind and their cause chain across the
-// step and run boundaries. Fatal marks an error that must not be retried;
-// Retryable asks for a retry after a given delay. A step that fails for
-// good reaches the workflow as a *StepError; a failed run's Result returns
-// a *RunFailedError. Register your own sentinels and error types with
-// RegisterError so that errors.Is and errors.As recognise them after the
-// trip through the log.
+// step and run boundaries. [Fatal] marks an error that must not be
+// retried; [Retryable] asks for a retry after a given delay. A step that
+// fails for good reaches the workflow as a [*StepError]; a failed run's
+// Result returns a [*RunFailedError], whose cause may be the package's own
+// [*NondeterminismError] or [*PanicError]. Register your own sentinels and
+// error types with [RegisterError] so that errors.Is and errors.As
+// recognise them after the trip through the log.
 //
 // # Worlds
 //

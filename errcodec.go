@@ -115,7 +115,7 @@ func toRecord(err error) *errorRecord {
 		return toRecord((*PanicError)(e))
 	default:
 		switch {
-		case err == engine.ErrMaxEvents: //nolint:errorlint // this link itself; a wrapper is a link of its own
+		case err == engine.ErrMaxEvents, err == ErrMaxEventsExceeded: //nolint:errorlint // this link itself; a wrapper is a link of its own
 			r.Kind = "max_events"
 		case isRegisteredType(r.Type):
 			r.Kind, r.Data = "registered", mustMarshal(err)
@@ -184,7 +184,7 @@ func fromRecord(r *errorRecord) error {
 		_ = json.Unmarshal(r.Data, &e.Value)
 		return e
 	case "max_events":
-		return engine.ErrMaxEvents
+		return ErrMaxEventsExceeded
 	}
 	registered.RLock()
 	sentinel, isSentinel := registered.sentinels[r.Type+"\x00"+r.Message]

@@ -54,10 +54,10 @@ var (
 	ErrRunCancelled = errors.New("workflow run cancelled")
 	// ErrMaxEventsExceeded is the cause of a run that hit its event limit.
 	// Split unbounded loops into child runs.
-	ErrMaxEventsExceeded = engine.ErrMaxEvents
+	ErrMaxEventsExceeded = errors.New("workflow: run exceeded its event limit")
 	// ErrUnknownWorkflow: a worker got a run of a workflow its registry
 	// does not hold. The run is left for a worker that holds it.
-	ErrUnknownWorkflow = engine.ErrUnknownWorkflow
+	ErrUnknownWorkflow = errors.New("workflow: the worker's registry does not hold the run's workflow")
 	// ErrRunNotFound is returned for an unknown run ID.
 	ErrRunNotFound = errors.New("workflow run not found")
 	// ErrRunFinished: the run has already ended, e.g. cancelling it again.

@@ -72,3 +72,49 @@ func ExampleSelect() {
 	fmt.Println(run.Result(ctx))
 	// Output: approved <nil>
 }
+
+var tokens = workflow.DefineStep("example.tokens", func(ctx context.Context, text string) (int, error) {
+	out, err := workflow.Writer[string](ctx, "tokens")
+	if err != nil {
+		return 0, err
+	}
+	words := strings.Fields(text)
+	for _, w := range words {
+		if err := out.Write(w); err != nil {
+			return 0, err
+		}
+	}
+	return len(words), nil
+})
+
+var tokenize = workflow.Define("example.tokenize", func(ctx workflow.Context, text string) (int, error) {
+	return tokens.Call(ctx, text)
+})
+
+// A worker runs the workflows of the registry it is given; a reader
+// follows the run's stream as typed values while a step writes it.
+func ExampleReadStream() {
+	w := memory.New()
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	registry := workflow.NewRegistry(tokenize)
+	go workflow.NewWorker(w, workflow.WorkerOptions{Registry: registry}).Run(ctx)
+
+	run, err := workflow.Start(ctx, workflow.NewClient(w), tokenize, "durable functions for Go")
+	if err != nil {
+		panic(err)
+	}
+	for tok, err := range workflow.ReadStream[string](ctx, run, "tokens", 0) {
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(tok)
+	}
+	fmt.Println(run.Result(ctx))
+	// Output:
+	// durable
+	// functions
+	// for
+	// Go
+	// 4 <nil>
+}

@@ -2,6 +2,8 @@ package workflow
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -90,13 +92,13 @@ func cmpOr(v, fallback int) int {
 }
 
 // Run processes runs until ctx is done, then waits for those in flight.
-func (w *Worker) Run(ctx context.Context) error { return w.w.Serve(ctx) }
+func (w *Worker) Run(ctx context.Context) error { return workerError(w.w.Serve(ctx)) }
 
 // Process drives one run as far as it can go now. Serverless adapters call
 // it for each queue message; it returns an error when the message should
 // be delivered again.
 func (w *Worker) Process(ctx context.Context, runID string) error {
-	return w.w.Process(ctx, runID)
+	return workerError(w.w.Process(ctx, runID))
 }
 
 // Busy reports how many runs the worker is processing right now.
@@ -117,4 +119,15 @@ func (s *Step[I, O]) Replace(fn func(ctx context.Context, input I) (O, error)) S
 
 // Handle processes one received message and acknowledges it unless it
 // must be delivered again, in which case it returns the error.
-func (w *Worker) Handle(ctx context.Context, d world.Delivery) error { return w.w.Handle(ctx, d) }
+func (w *Worker) Handle(ctx context.Context, d world.Delivery) error {
+	return workerError(w.w.Handle(ctx, d))
+}
+
+// workerError gives an engine or World error the root sentinel users
+// match it with.
+func workerError(err error) error {
+	if errors.Is(err, engine.ErrUnknownWorkflow) {
+		return fmt.Errorf("%w: %w", ErrUnknownWorkflow, err)
+	}
+	return worldError(err)
+}
