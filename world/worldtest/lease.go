@@ -38,14 +38,21 @@ func lease(owner string, at time.Time, ttl time.Duration) world.Lease {
 	return world.Lease{Owner: owner, Until: at.Add(ttl)}
 }
 
-func testLeaseExclusive(t *testing.T, w world.World) {
-	l, run := leasedRun(t, w)
-	ctx := testContext(t)
-	at := now()
-	a, b := lease(unique("a"), at, time.Minute), lease(unique("b"), at, time.Minute)
-	if _, err := l.AcquireLease(ctx, run.ID, a, at); err != nil {
+// heldRun creates a run and leases it at at, to a new owner, for ttl.
+func heldRun(t *testing.T, w world.World, ttl time.Duration) (l world.Leaser, run world.Run, a world.Lease, at time.Time) {
+	l, run = leasedRun(t, w)
+	at = now()
+	a = lease(unique("a"), at, ttl)
+	if _, err := l.AcquireLease(testContext(t), run.ID, a, at); err != nil {
 		t.Fatalf("AcquireLease of a free run: %v", err)
 	}
+	return l, run, a, at
+}
+
+func testLeaseExclusive(t *testing.T, w world.World) {
+	l, run, a, at := heldRun(t, w, time.Minute)
+	ctx := testContext(t)
+	b := lease(unique("b"), at, time.Minute)
 	held, err := l.AcquireLease(ctx, run.ID, b, at)
 	if !errors.Is(err, world.ErrLeaseHeld) || held.Owner != a.Owner || !held.Until.Equal(a.Until) {
 		t.Fatalf("AcquireLease of a run leased to another: %+v, %v; want %+v and ErrLeaseHeld", held, err, a)
@@ -59,13 +66,8 @@ func testLeaseExclusive(t *testing.T, w world.World) {
 }
 
 func testLeaseExpiry(t *testing.T, w world.World) {
-	l, run := leasedRun(t, w)
+	l, run, a, _ := heldRun(t, w, time.Second)
 	ctx := testContext(t)
-	at := now()
-	a := lease(unique("a"), at, time.Second)
-	if _, err := l.AcquireLease(ctx, run.ID, a, at); err != nil {
-		t.Fatal(err)
-	}
 	later := a.Until.Add(time.Millisecond)
 	b := lease(unique("b"), later, time.Minute)
 	if _, err := l.AcquireLease(ctx, run.ID, b, a.Until.Add(-time.Millisecond)); !errors.Is(err, world.ErrLeaseHeld) {
@@ -86,13 +88,8 @@ func testLeaseExpiry(t *testing.T, w world.World) {
 }
 
 func testLeaseRenew(t *testing.T, w world.World) {
-	l, run := leasedRun(t, w)
+	l, run, a, at := heldRun(t, w, time.Second)
 	ctx := testContext(t)
-	at := now()
-	a := lease(unique("a"), at, time.Second)
-	if _, err := l.AcquireLease(ctx, run.ID, a, at); err != nil {
-		t.Fatal(err)
-	}
 	if err := l.RenewLease(ctx, run.ID, lease(unique("stranger"), at, time.Hour)); !errors.Is(err, world.ErrLeaseLost) {
 		t.Fatalf("RenewLease by a non-owner: %v, want ErrLeaseLost", err)
 	}
@@ -108,13 +105,8 @@ func testLeaseRenew(t *testing.T, w world.World) {
 }
 
 func testLeaseRelease(t *testing.T, w world.World) {
-	l, run := leasedRun(t, w)
+	l, run, a, at := heldRun(t, w, time.Hour)
 	ctx := testContext(t)
-	at := now()
-	a := lease(unique("a"), at, time.Hour)
-	if _, err := l.AcquireLease(ctx, run.ID, a, at); err != nil {
-		t.Fatal(err)
-	}
 	// An outside writer (a hook resume) appends while a holds the lease.
 	mustAppend(t, w, run.ID, 2, nil, ev(world.HookReceived, "1", ""))
 	if _, err := l.ReleaseLease(ctx, run.ID, unique("stranger")); !errors.Is(err, world.ErrLeaseLost) {

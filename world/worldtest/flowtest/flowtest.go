@@ -56,6 +56,7 @@ var scenarios = []scenario{
 	{"ResumeDuringAStep", resumeDuringAStep},
 	{"ReleaseSeesLateEvents", releaseSeesLateEvents},
 	{"SecondDeliveryIsDeferred", secondDeliveryIsDeferred},
+	{"StalledHolderIsFenced", stalledHolderIsFenced},
 }
 
 // env is one scenario's World, client and worker.

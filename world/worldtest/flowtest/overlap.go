@@ -44,7 +44,10 @@ func slowAttempts(key string) int {
 // slowStep takes 1.5 s, far longer than the 25 ms after which its
 // step_started reaches the log, and has no retries: an attempt taken for
 // interrupted fails the run, and a second attempt shows in the count.
-var slowStep = workflow.DefineStep("flowtest.slow", func(ctx context.Context, key string) (int, error) {
+var slowStep = workflow.DefineStep("flowtest.slow", slow, workflow.WithMaxRetries(0))
+
+// slow returns which attempt of key's step it is, after 1.5 s.
+func slow(ctx context.Context, key string) (int, error) {
 	slowCalls.Lock()
 	slowCalls.n[key]++
 	n := slowCalls.n[key]
@@ -58,7 +61,7 @@ var slowStep = workflow.DefineStep("flowtest.slow", func(ctx context.Context, ke
 	case <-ctx.Done():
 		return 0, ctx.Err()
 	}
-}, workflow.WithMaxRetries(0))
+}
 
 var slowOne = workflow.Define("flowtest.slowOne", func(ctx workflow.Context, key string) (int, error) {
 	return slowStep.Call(ctx, key)
@@ -150,6 +153,14 @@ type interposed struct {
 	world.Leaser
 	beforeRelease func()              // runs before each ReleaseLease
 	enqueued      func(world.Message) // sees each message enqueued
+	stalled       bool                // renewals are lost: the lease lapses
+}
+
+func (w interposed) RenewLease(ctx context.Context, runID string, lease world.Lease) error {
+	if w.stalled {
+		return nil // the renewal never reaches the World
+	}
+	return w.Leaser.RenewLease(ctx, runID, lease)
 }
 
 func (w interposed) ReleaseLease(ctx context.Context, runID, owner string) (int64, error) {
@@ -249,5 +260,56 @@ func secondDeliveryIsDeferred(t *testing.T, e *env) {
 	}
 	if got := result(t, e, run); got != 1 {
 		t.Fatalf("the run saw attempt %d of its step, want 1", got)
+	}
+}
+
+// slowRetried is slowStep with retries, and slowOneRetried its workflow.
+var slowRetried = workflow.DefineStep("flowtest.slowRetried", slow)
+
+var slowOneRetried = workflow.Define("flowtest.slowOneRetried", func(ctx workflow.Context, key string) (int, error) {
+	return slowRetried.Call(ctx, key)
+})
+
+// stalledHolderIsFenced: an invocation whose renewals stop (a long GC
+// pause, a partition) loses its lease once the lease lapses. Another
+// invocation takes the run over and counts the stalled one's attempt as
+// interrupted; the stalled one, when its step returns, cannot commit its
+// result and stops without an error. The log holds one result: the new
+// holder's.
+func stalledHolderIsFenced(t *testing.T, e *env) {
+	l := leaserOf(t, e)
+	key := unique("stalled")
+	run, err := workflow.Start(e.ctx, workflow.NewClient(unqueued{e.world}), slowOneRetried, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stalled := interposed{World: e.world, Leaser: l, stalled: true}
+	first := make(chan error, 1)
+	go func() {
+		first <- workflow.NewWorker(stalled, workflow.WorkerOptions{Logger: e.log, LeaseTTL: 300 * time.Millisecond}).Process(e.ctx, run.ID)
+	}()
+	waitStarted(t, e, key)
+	time.Sleep(300 * time.Millisecond) // past the stalled holder's lease
+	if err := secondWorker(e).Process(e.ctx, run.ID); err != nil {
+		t.Fatalf("the invocation taking over: %v", err)
+	}
+	if err := <-first; err != nil {
+		t.Fatalf("the fenced invocation: %v, want a quiet stop", err)
+	}
+	if got := result(t, e, run); got != 2 {
+		t.Fatalf("the run's result is attempt %d, want the second: the fenced attempt's result reached the log", got)
+	}
+	evs, err := e.world.Events(e.ctx, run.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	completed := 0
+	for _, ev := range evs {
+		if ev.Type == world.StepCompleted {
+			completed++
+		}
+	}
+	if completed != 1 {
+		t.Fatalf("the log records %d step results, want 1", completed)
 	}
 }
