@@ -11,8 +11,9 @@ import (
 	"github.com/lambdaworkflow/workflow/world"
 )
 
-// ErrNotWebhook: ResumeWebhook on a hook that is not a webhook. Serve it
-// as a 404, like an unknown token, so callers cannot probe for tokens.
+// ErrNotWebhook is ResumeWebhook's error for a hook that is not a
+// webhook. Serve it as a 404, like an unknown token, so callers cannot
+// probe for tokens.
 var ErrNotWebhook = errors.New("workflow: not a webhook")
 
 // ResumeWebhook delivers an HTTP request to the webhook with token and
