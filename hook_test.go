@@ -352,3 +352,23 @@ func hasEvent(evs []world.Event, t world.EventType) bool {
 	}
 	return false
 }
+
+func TestHookTokenConflictNamesTheOwner(t *testing.T) {
+	env := workflowtest.New(t)
+	first := workflowtest.Start(env, approval, "dup")
+	env.RunUntilIdle()
+	second := workflowtest.Start(env, approval, "dup")
+	_, err := second.Result()
+	var conflict *workflow.HookConflictError
+	if !errors.As(err, &conflict) || conflict.OwnerRunID != first.ID || !errors.Is(err, workflow.ErrHookConflict) {
+		t.Fatalf("err = %v, want a conflict naming %s", err, first.ID)
+	}
+}
+
+func TestResumeUnknownTokenIsNotFound(t *testing.T) {
+	env := workflowtest.New(t)
+	err := workflow.ResumeHook(context.Background(), env.Client, "nobody", 1)
+	if !errors.Is(err, workflow.ErrHookNotFound) {
+		t.Fatalf("err = %v", err)
+	}
+}
