@@ -74,7 +74,7 @@ type RunFailedError struct {
 func (e *RunFailedError) Error() string { return fmt.Sprintf("run %s failed: %v", e.RunID, e.Err) }
 func (e *RunFailedError) Unwrap() error { return e.Err }
 
-// Is makes errors.Is(err, ErrRunFailed) true.
+// Is makes errors.Is(err, [ErrRunFailed]) true.
 func (e *RunFailedError) Is(target error) bool { return target == ErrRunFailed }
 
 // RunCancelledError is the error of a cancelled run.
@@ -87,7 +87,7 @@ func (e *RunCancelledError) Error() string {
 	return (&engine.Cancelled{RunID: e.RunID, Reason: e.Reason}).Error()
 }
 
-// Is makes errors.Is(err, ErrRunCancelled) true.
+// Is makes errors.Is(err, [ErrRunCancelled]) true.
 func (e *RunCancelledError) Is(target error) bool { return target == ErrRunCancelled }
 
 // NondeterminismError fails a run whose workflow code no longer makes the

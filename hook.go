@@ -38,7 +38,7 @@ func (e *HookConflictError) Error() string {
 	return fmt.Sprintf("hook %q is held by run %s", e.Token, e.OwnerRunID)
 }
 
-// Is matches ErrHookConflict or ErrHookForceClaimed.
+// Is matches [ErrHookConflict] or [ErrHookForceClaimed].
 func (e *HookConflictError) Is(target error) bool {
 	return target == ErrHookConflict || (e.Forced && target == ErrHookForceClaimed)
 }
@@ -52,7 +52,7 @@ func (e *InvalidPayloadError) Error() string {
 }
 func (e *InvalidPayloadError) Unwrap() error { return e.Err }
 
-// Is makes errors.Is(err, ErrInvalidPayload) true.
+// Is makes errors.Is(err, [ErrInvalidPayload]) true.
 func (e *InvalidPayloadError) Is(target error) bool { return target == ErrInvalidPayload }
 
 // The kinds of hook, as the World records them: whether a hook replies to
@@ -113,7 +113,7 @@ func (h hookCore) IsReady() bool { return h.op.HookReady() }
 func (h hookCore) Dispose(ctx Context) { ctx.engine().DisposeHook(h.op) }
 
 // next waits for the hook's next message. It fails with a
-// *HookConflictError if another run holds or took the token, and with
+// [*HookConflictError] if another run holds or took the token, and with
 // ErrHookDisposed after Dispose.
 func (h hookCore) next(ctx Context) (engine.HookMessage, error) {
 	msg, ok, owner, forcedBy := ctx.engine().NextHookMessage(h.op)
@@ -174,8 +174,8 @@ func CreateHook[T any](ctx Context, opts ...HookOption) *Hook[T] {
 }
 
 // Receive waits for the next value sent to the hook. It fails with a
-// *HookConflictError if another run holds the token or took it over, with
-// ErrHookDisposed after Dispose, and with an *InvalidPayloadError for a
+// [*HookConflictError] if another run holds the token or took it over, with
+// ErrHookDisposed after Dispose, and with an [*InvalidPayloadError] for a
 // value the hook's definition refuses.
 func (h *Hook[T]) Receive(ctx Context) (T, error) { return receive(ctx, h.hookCore, h.decode) }
 

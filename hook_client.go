@@ -56,7 +56,7 @@ type HookInfo struct {
 }
 
 // GetHook returns the hook holding token, live or retained, or an error
-// matching ErrHookNotFound.
+// matching [ErrHookNotFound].
 func (c *Client) GetHook(ctx context.Context, token string) (HookInfo, error) {
 	h, err := c.world.GetHook(ctx, token)
 	if errors.Is(err, world.ErrHookNotFound) {

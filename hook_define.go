@@ -15,7 +15,7 @@ type HookDef[T any] struct {
 // DefineHook defines a hook carrying values of type T. validate, if not
 // nil, vets every value: Resume refuses an invalid one before anything is
 // written, and the workflow's Receive refuses one that got in another way
-// (a plain ResumeHook). Both fail with an *InvalidPayloadError.
+// (a plain ResumeHook). Both fail with an [*InvalidPayloadError].
 func DefineHook[T any](validate func(T) error) *HookDef[T] {
 	return &HookDef[T]{validate: validate}
 }

@@ -17,7 +17,7 @@ import (
 //
 // It returns nil if the code makes the durable calls the log records, in
 // the same order (and, for a run that completed, returns where the log
-// says it did); a *NondeterminismError naming the first event the code no
+// says it did); a [*NondeterminismError] naming the first event the code no
 // longer reproduces; or another error for a log that no longer decodes, a
 // workflow this binary does not define, or workflow code that panics.
 //

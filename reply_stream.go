@@ -43,10 +43,10 @@ func NewStream[T any](produce func(yield func(T) bool) error) Stream[T] {
 }
 
 // All iterates over the stream's values as they arrive, until the last.
-// When the step sending them was retried, it yields ErrReplyRestarted:
+// When the step sending them was retried, it yields [ErrReplyRestarted]:
 // what came before was a failed attempt's, and the values start over
 // (continue the loop to read them, or stop). Any other error ends the
-// loop, e.g. ErrHookResponseNotSent if the run ended midway, or ctx's.
+// loop, e.g. [ErrHookResponseNotSent] if the run ended midway, or ctx's.
 // A stream is read once: a second All continues where the first stopped.
 func (s Stream[T]) All(ctx context.Context) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {

@@ -74,7 +74,7 @@ func (h *RespondingHook[M, R]) All(ctx Context) iter.Seq2[HookMessage[M, R], err
 }
 
 // decoder decodes messages and answers the caller of one that does not
-// decode with ErrHookMessageRejected at once: no step will reply to it.
+// decode with [ErrHookMessageRejected] at once: no step will reply to it.
 func (h *RespondingHook[M, R]) decoder(ctx Context) func(engine.HookMessage) (HookMessage[M, R], error) {
 	return func(msg engine.HookMessage) (HookMessage[M, R], error) {
 		m, err := h.decode(msg)
@@ -109,7 +109,7 @@ type HookMessage[M, R any] struct {
 
 // Respond sends the reply to the caller that sent this message. It works
 // only in a step (pass the step's ctx), and only once per message: a
-// second call fails with ErrAlreadyResponded. The reply can be any value
+// second call fails with [ErrAlreadyResponded]. The reply can be any value
 // that encodes to JSON, or a Stream whose values the caller reads as they
 // are produced.
 //

@@ -20,7 +20,7 @@ type RunHandle[O any] struct {
 
 // RunHandleOf returns a handle on the run with the given ID, whose result
 // is an O. It does no I/O: a wrong ID shows in the handle's calls, as
-// [ErrRunNotFound].
+// ErrRunNotFound.
 func RunHandleOf[O any](runID string) *RunHandle[O] { return &RunHandle[O]{ID: runID} }
 
 // runSnapshot is what the built-in status step records about a run.

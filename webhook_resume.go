@@ -23,7 +23,7 @@ var ErrNotWebhook = errors.New("workflow: not a webhook")
 // step sends, whose Stream yields the rest of the body as the step writes
 // it. It fails with [ErrHookNotFound] or [ErrNotWebhook], having written
 // nothing, for a token that is not a live webhook, and with
-// [ErrHookResponseNotSent] if the run ends without answering.
+// ErrHookResponseNotSent if the run ends without answering.
 //
 // Package webhook serves this over net/http. If the step sending a
 // streamed body fails and is retried after part of it was read, the

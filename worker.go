@@ -17,7 +17,7 @@ type WorkerOptions struct {
 	// Steps of one run are not limited by it: a fan-out runs in parallel.
 	Concurrency int
 	// MaxEvents caps each run's event log (default 25,000); a run that
-	// would exceed it fails with ErrMaxEventsExceeded.
+	// would exceed it fails with [ErrMaxEventsExceeded].
 	MaxEvents int
 	// InlineWait is the longest timer or retry delay a run waits out while
 	// staying in memory (default 1 s); longer waits suspend the run.
