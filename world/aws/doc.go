@@ -18,7 +18,7 @@
 //	pk              sk                    item
 //	run#<id>        run                   the run (world.Run, JSON names)
 //	run#<id>        ev#<slot, 20 digits>  an event
-//	run#<id>        ev#head               log head: next free slot, finished
+//	run#<id>        ev#head               log head: next free slot, finished, lease owner and expiry
 //	hook#<token>    hook                  a hook token's holder
 //	stream#<name>   chunk#<index>         a live stream chunk
 //	stream#<name>   chunk#head            stream head: next index, closed, object
@@ -47,7 +47,12 @@
 // applied to the run item. A refusal is explained from the cancellation
 // reasons and the head the Update returns on failure (ALL_OLD): a taken
 // slot (the missed events are then read with a consistent Query), a
-// finished run, a missing run. A refused condition is never retried: the
+// finished run, a missing run. AppendLeased adds "leaseOwner = writer" to
+// the head's condition, and a head held by another owner answers
+// ErrLeaseLost: the run's lease lives on its head so that fencing a
+// replaced invocation costs nothing beyond the append. Acquiring,
+// renewing and releasing the lease are one conditional UpdateItem of the
+// head each; the release's answer carries the head's next slot. A refused condition is never retried: the
 // retryer is told so, and only a cancellation that reports nothing but
 // TransactionConflict is tried again. A transaction holds at most 100
 // items, so CreateRun and AppendEvents take at most 98 events.
