@@ -16,7 +16,7 @@ var _ world.Leaser = (*World)(nil)
 func (w *World) AcquireLease(_ context.Context, runID string, lease world.Lease, now time.Time) (world.Lease, error) {
 	var held world.Lease
 	err := w.write(func(s *writeStmts) error {
-		res, err := s.acquireLease.Exec(runID, lease.Owner, timeArg(lease.Until), timeArg(now))
+		res, err := s.acquireLease.Exec(runID, lease.Owner, timeArg(lease.Until), timeArg(now), w.id)
 		if err != nil {
 			return err
 		}
@@ -81,10 +81,13 @@ func leaseOf(s *writeStmts, runID string) (last int64, held world.Lease, err err
 	return last, held, err
 }
 
-// releaseLeases frees every lease, when this World takes the directory's
-// queue: one process serves a directory, so every invocation that held a
-// lease belonged to a process that has died.
-func releaseLeases(s *writeStmts) error {
-	_, err := s.releaseAllLeases.Exec()
+// releaseDeadLeases frees every lease another World granted, when this
+// World takes the directory's queue: one process serves a directory, so
+// such a lease belongs to an invocation of a process that has died (or of
+// a World closed before this one was opened). Leases this World granted
+// are its own process's invocations', which may have started before it
+// first received.
+func (w *World) releaseDeadLeases(s *writeStmts) error {
+	_, err := s.releaseOthersLeases.Exec(w.id)
 	return err
 }

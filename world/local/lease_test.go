@@ -24,7 +24,8 @@ func TestUpgradeToLeases(t *testing.T) {
 
 	db, err := sql.Open("sqlite", filepath.Join(dir, "world.db"))
 	check(t, "sql.Open", err)
-	_, err = db.Exec(`ALTER TABLE runs DROP COLUMN lease_owner; ALTER TABLE runs DROP COLUMN lease_until; PRAGMA user_version = 1`)
+	_, err = db.Exec(`ALTER TABLE runs DROP COLUMN lease_owner; ALTER TABLE runs DROP COLUMN lease_until;
+		ALTER TABLE runs DROP COLUMN lease_world; PRAGMA user_version = 1`)
 	check(t, "downgrade to version 1", err)
 	check(t, "close", db.Close())
 
@@ -54,5 +55,21 @@ func TestServingReleasesDeadLeases(t *testing.T) {
 	check(t, "Receive", ignore(w.Receive(ctx, time.Minute)))
 	if _, err := w.AcquireLease(ctx, run.ID, world.Lease{Owner: "new", Until: at.Add(time.Minute)}, at); err != nil {
 		t.Fatalf("a dead process's lease still holds the run: %v", err)
+	}
+}
+
+// TestServingKeepsOwnLeases: a lease this World granted before it first
+// received (an invocation of this process that started first) is live.
+func TestServingKeepsOwnLeases(t *testing.T) {
+	ctx := t.Context()
+	w := open(t, t.TempDir())
+	run := world.Run{ID: "r", Workflow: "wf", Status: world.StatusRunning}
+	check(t, "CreateRun", ignore(w.CreateRun(ctx, run, []world.Event{{Type: world.RunCreated}})))
+	at := time.Now()
+	check(t, "AcquireLease", ignore(w.AcquireLease(ctx, run.ID, world.Lease{Owner: "live", Until: at.Add(time.Hour)}, at)))
+	check(t, "Enqueue", w.Enqueue(ctx, world.Message{RunID: run.ID}))
+	check(t, "Receive", ignore(w.Receive(ctx, time.Minute)))
+	if _, err := w.AcquireLease(ctx, run.ID, world.Lease{Owner: "other", Until: at.Add(time.Minute)}, at); !errors.Is(err, world.ErrLeaseHeld) {
+		t.Fatalf("taking the queue freed a live invocation's lease: %v", err)
 	}
 }

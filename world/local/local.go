@@ -27,6 +27,7 @@ package local
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -73,6 +74,7 @@ func WithFullSync() Option { return func(cfg *config) { cfg.fullSync = true } }
 // World is a world.World and world.Notifier stored in a SQLite database.
 type World struct {
 	clock Clock
+	id    string // this Open of the directory, recorded with the leases it grants
 
 	wmu      sync.Mutex // serialises the writer connection and its statements
 	wconn    *sql.Conn
@@ -115,7 +117,7 @@ func Open(dir string, opts ...Option) (*World, error) {
 	if err != nil {
 		return nil, fmt.Errorf("local: %w", err)
 	}
-	w := &World{clock: cfg.clock, closed: make(chan struct{}), dir: dir, fullSync: cfg.fullSync}
+	w := &World{clock: cfg.clock, id: rand.Text(), closed: make(chan struct{}), dir: dir, fullSync: cfg.fullSync}
 	if err := w.open(path, cfg.fullSync); err != nil {
 		w.closeDBs()
 		return nil, fmt.Errorf("local: open %s: %w", path, err)

@@ -37,7 +37,7 @@ func (w *World) claimQueue() error {
 			if _, err := s.releaseInflight.Exec(now); err != nil {
 				return err
 			}
-			return releaseLeases(s)
+			return w.releaseDeadLeases(s)
 		})
 	})
 	return w.queueErr

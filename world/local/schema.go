@@ -27,7 +27,8 @@ CREATE TABLE runs (
 	updated_at  INTEGER,
 	next_slot   INTEGER NOT NULL,    -- the slot the next append must start at
 	lease_owner TEXT,                -- the invocation driving the run, NULL when none
-	lease_until INTEGER              -- when that invocation's lease lapses unless renewed
+	lease_until INTEGER,             -- when that invocation's lease lapses unless renewed
+	lease_world TEXT                 -- the World (one Open of the directory) that granted the lease
 );
 CREATE INDEX runs_by_workflow ON runs(workflow);
 CREATE INDEX runs_by_status ON runs(status);
@@ -85,7 +86,8 @@ CREATE TABLE stream_chunks (
 var upgrades = []string{
 	// 1 → 2: run leases.
 	`ALTER TABLE runs ADD COLUMN lease_owner TEXT;
-	ALTER TABLE runs ADD COLUMN lease_until INTEGER;`,
+	ALTER TABLE runs ADD COLUMN lease_until INTEGER;
+	ALTER TABLE runs ADD COLUMN lease_world TEXT;`,
 }
 
 // migrate creates the schema in a new database, upgrades one written by an
@@ -133,8 +135,8 @@ type writeStmts struct {
 
 	insertRun, runByID, advanceRun, advanceSlot, runState *sql.Stmt
 
-	acquireLease, renewLease, releaseLease, leaseState, releaseAllLeases *sql.Stmt
-	insertEvent, eventsFrom                                              *sql.Stmt
+	acquireLease, renewLease, releaseLease, leaseState, releaseOthersLeases *sql.Stmt
+	insertEvent, eventsFrom                                                 *sql.Stmt
 
 	hookByToken, putHook, deleteHook, disposeHook *sql.Stmt
 
@@ -171,13 +173,14 @@ func (s *writeStmts) prepare(ctx context.Context, conn *sql.Conn) error {
 			WHERE id = ?1 AND next_slot = ?2 AND finished = 0 AND (?4 IS NULL OR lease_owner = ?4)`,
 		&s.runState: `SELECT next_slot, finished FROM runs WHERE id = ?`,
 
-		&s.acquireLease: `UPDATE runs SET lease_owner = ?2, lease_until = ?3
+		&s.acquireLease: `UPDATE runs SET lease_owner = ?2, lease_until = ?3, lease_world = ?5
 			WHERE id = ?1 AND (lease_owner IS NULL OR lease_owner = ?2 OR lease_until <= ?4)`,
 		&s.renewLease: `UPDATE runs SET lease_until = ?3 WHERE id = ?1 AND lease_owner = ?2`,
-		&s.releaseLease: `UPDATE runs SET lease_owner = NULL, lease_until = NULL
+		&s.releaseLease: `UPDATE runs SET lease_owner = NULL, lease_until = NULL, lease_world = NULL
 			WHERE id = ?1 AND lease_owner = ?2 RETURNING next_slot - 1`,
-		&s.leaseState:       `SELECT next_slot - 1, coalesce(lease_owner, ''), lease_until FROM runs WHERE id = ?`,
-		&s.releaseAllLeases: `UPDATE runs SET lease_owner = NULL, lease_until = NULL WHERE lease_owner IS NOT NULL`,
+		&s.leaseState: `SELECT next_slot - 1, coalesce(lease_owner, ''), lease_until FROM runs WHERE id = ?`,
+		&s.releaseOthersLeases: `UPDATE runs SET lease_owner = NULL, lease_until = NULL, lease_world = NULL
+			WHERE lease_owner IS NOT NULL AND lease_world IS NOT ?1`,
 		&s.insertEvent: `INSERT INTO events (run_id, slot, type, correlation_id, payload, created_at)
 			VALUES (?, ?, ?, ?, ?, ?)`,
 		&s.eventsFrom: `SELECT slot, type, correlation_id, payload, created_at
