@@ -197,7 +197,7 @@ func TestRefusedConditionsAreNotRetried(t *testing.T) {
 	if _, err := w.CreateRun(ctx, testRun("r"), nil); !errors.Is(err, world.ErrRunExists) {
 		t.Fatalf("CreateRun of an existing run: %v", err)
 	}
-	checkCalls(t, w, "a refused create", map[string]int64{"DynamoDB.TransactWriteItems": 1, "DynamoDB.GetItem": 1})
+	checkCalls(t, w, "a refused create", map[string]int64{"DynamoDB.TransactWriteItems": 1, "DynamoDB.Query": 1})
 
 	hook := world.Hook{Token: "tok", RunID: "r", CorrelationID: "h1"}
 	if _, err := w.ClaimHook(ctx, hook, false); err != nil {
