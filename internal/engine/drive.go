@@ -308,7 +308,7 @@ func (inv *invocation) flush() error {
 			continue
 		case errors.Is(err, world.ErrRunFinished):
 			inv.terminal = true
-			return nil
+			return inv.releaseUnrecorded()
 		case err != nil:
 			return err
 		}

@@ -24,16 +24,27 @@ func (inv *invocation) finish() error {
 		inv.bufferEvent(world.RunFailed, "", runFinishedPayload{Error: encoded})
 		inv.mergeUpdate(world.RunUpdate{Status: world.StatusFailed, Error: encoded})
 	}
+	// The tokens go first, those of hooks created in this very append too:
+	// whoever sees the run ended (Result returning, a new run claiming the
+	// token) must find them free.
+	buffered, err := inv.bufferedHooks()
+	if err != nil {
+		return err
+	}
+	if err := releaseHooks(inv.ctx, inv.e.World, inv.run.ID, append(inv.ownHooks(), buffered...)); err != nil {
+		return err
+	}
 	if err := inv.flush(); err != nil {
 		return err
 	}
 	return inv.afterFinish(nil)
 }
 
-// afterFinish releases what a finished run holds and reports to its parent.
-// It runs after the terminal event is written and again on any later
-// delivery for the run, so each action is idempotent. events, if given, is
-// the run's whole log; otherwise the invocation's own state is used.
+// afterFinish releases what a finished run still holds and reports to its
+// parent. It runs after the terminal event is written and again on any
+// later delivery for the run, so each action is idempotent. events, if
+// given, is the run's whole log; otherwise the invocation's own state is
+// used, and its hooks were released before the end was written.
 func (inv *invocation) afterFinish(events []world.Event) error {
 	run, err := inv.e.World.GetRun(inv.ctx, inv.run.ID)
 	if err != nil {
@@ -43,9 +54,9 @@ func (inv *invocation) afterFinish(events []world.Event) error {
 	if err != nil {
 		return err
 	}
-	for _, h := range held.hooks {
-		err := inv.e.World.DisposeHook(inv.ctx, h.token, run.ID, h.retainUntil())
-		if err != nil && !errors.Is(err, world.ErrHookNotOwner) {
+	if events != nil {
+		// A run that ended before its writer released the tokens first.
+		if err := releaseHooks(inv.ctx, inv.e.World, run.ID, held.hooks); err != nil {
 			return err
 		}
 	}
@@ -76,18 +87,30 @@ type holdings struct {
 // live invocation.
 func (inv *invocation) holdings(events []world.Event) (holdings, error) {
 	if events == nil {
-		held := holdings{parent: inv.created.Parent}
+		held := holdings{parent: inv.created.Parent, hooks: inv.ownHooks()}
 		for _, op := range inv.ops {
-			if op.Kind != OpHook {
-				continue
-			}
-			held.owed = append(held.owed, op.hook.owed...)
-			if op.created && op.hook.conflictOwner == "" && !op.hook.disposed {
-				held.hooks = append(held.hooks, op.hook)
+			if op.Kind == OpHook {
+				held.owed = append(held.owed, op.hook.owed...)
 			}
 		}
 		return held, nil
 	}
+	return holdingsOf(events)
+}
+
+// ownHooks lists the hooks the live invocation holds.
+func (inv *invocation) ownHooks() []*hookState {
+	var hooks []*hookState
+	for _, op := range inv.ops {
+		if op.Kind == OpHook && op.created && op.hook.conflictOwner == "" && !op.hook.disposed {
+			hooks = append(hooks, op.hook)
+		}
+	}
+	return hooks
+}
+
+// holdingsOf lists what a run holds from (a part of) its log.
+func holdingsOf(events []world.Event) (holdings, error) {
 	// Replaying the hook events through hookState applies the same rules
 	// as the live run: no reply is owed for a message sent after a takeover.
 	var held holdings
@@ -206,10 +229,21 @@ func appendAtEnd(ctx context.Context, w world.World, runID string, ev world.Even
 		return 0, fmt.Errorf("append to run %s: %w", runID, world.ErrRunFinished)
 	}
 	ev.CreatedAt = now
-	from := run.LastSlot + 1
+	return appendFrom(ctx, w, runID, run.LastSlot+1, ev, update, nil)
+}
+
+// appendFrom appends ev at slot from, or after the events other writers
+// put there first, and returns the slot it took. seen, if set, is shown
+// those events before each retry.
+func appendFrom(ctx context.Context, w world.World, runID string, from int64, ev world.Event, update *world.RunUpdate, seen func(missed []world.Event) error) (int64, error) {
 	for {
 		missed, err := w.AppendEvents(ctx, runID, from, []world.Event{ev}, update)
 		if errors.Is(err, world.ErrSlotTaken) && len(missed) > 0 {
+			if seen != nil {
+				if err := seen(missed); err != nil {
+					return 0, err
+				}
+			}
 			from = missed[len(missed)-1].Slot + 1
 			continue
 		}
@@ -220,7 +254,77 @@ func appendAtEnd(ctx context.Context, w world.World, runID string, ev world.Even
 // Cancel ends a run with a reason. The run's invocation, if one is live,
 // sees the event, stops its steps (their contexts are cancelled) and exits.
 // encoded is the run's error as the error codec writes it.
+//
+// Like the run's own end, a cancellation releases the run's hook tokens
+// before it is written, so that they are free once the run is seen ended:
+// those the log records, and any whose creation lands before the
+// cancellation (the append then loses its slot and learns of them).
 func Cancel(ctx context.Context, w world.World, runID, reason string, encoded json.RawMessage, now time.Time) error {
-	ev := world.Event{Type: world.RunCancelled, Payload: mustJSON(runFinishedPayload{Reason: reason})}
-	return AppendAndWake(ctx, w, runID, ev, &world.RunUpdate{Status: world.StatusCancelled, Error: encoded}, now)
+	run, err := w.GetRun(ctx, runID)
+	if err != nil {
+		return err
+	}
+	if run.Status.Terminal() {
+		return fmt.Errorf("cancel run %s: %w", runID, world.ErrRunFinished)
+	}
+	events, err := w.Events(ctx, runID, 0)
+	if err != nil {
+		return err
+	}
+	release := func(events []world.Event) error {
+		held, err := holdingsOf(events)
+		if err != nil {
+			return err
+		}
+		return releaseHooks(ctx, w, runID, held.hooks)
+	}
+	if err := release(events); err != nil {
+		return err
+	}
+	ev := world.Event{Type: world.RunCancelled, Payload: mustJSON(runFinishedPayload{Reason: reason}), CreatedAt: now}
+	update := &world.RunUpdate{Status: world.StatusCancelled, Error: encoded}
+	if _, err := appendFrom(ctx, w, runID, int64(len(events))+1, ev, update, release); err != nil {
+		return err
+	}
+	return w.Enqueue(ctx, world.Message{RunID: runID})
+}
+
+// releaseUnrecorded releases the tokens of hooks whose creation the run
+// ended before recording (a cancellation won the slot): nobody else knows
+// the run claimed them.
+func (inv *invocation) releaseUnrecorded() error {
+	hooks, err := inv.bufferedHooks()
+	if err != nil {
+		return err
+	}
+	return releaseHooks(inv.ctx, inv.e.World, inv.run.ID, hooks)
+}
+
+// bufferedHooks lists the hooks claimed whose creation is still in the
+// buffer, unrecorded.
+func (inv *invocation) bufferedHooks() ([]*hookState, error) {
+	var hooks []*hookState
+	for _, p := range inv.buffer {
+		if p.ev.Type != world.HookCreated {
+			continue
+		}
+		c, err := decodePayload[hookCreatedPayload](p.ev)
+		if err != nil {
+			return nil, err
+		}
+		hooks = append(hooks, &hookState{token: c.Token, retention: c.Retention, createdAt: p.ev.CreatedAt})
+	}
+	return hooks, nil
+}
+
+// releaseHooks disposes of a run's hooks, each kept blocked for its
+// retention. A token another run has taken over since is left alone.
+func releaseHooks(ctx context.Context, w world.Store, runID string, hooks []*hookState) error {
+	for _, h := range hooks {
+		err := w.DisposeHook(ctx, h.token, runID, h.retainUntil())
+		if err != nil && !errors.Is(err, world.ErrHookNotOwner) {
+			return err
+		}
+	}
+	return nil
 }
