@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lambdaworkflow/workflow"
+	"github.com/lambdaworkflow/workflow/world"
 )
 
 var awsStep = workflow.DefineStep("aws-test.step", func(ctx context.Context, n int) (int, error) { return n + 1, nil })
@@ -140,5 +141,20 @@ func TestLeaseCallsPerInvocation(t *testing.T) {
 	t.Logf("AWS calls of an invocation that claims a hook and suspends: %v", calls)
 	if n := calls["DynamoDB.UpdateItem"]; n != 2 {
 		t.Errorf("%d UpdateItem, want 2: acquire and release the lease", n)
+	}
+
+	// A delivery while another invocation holds the lease reads the run,
+	// is refused the lease and queues its message again: no log read.
+	if _, err := w.AcquireLease(ctx, run.ID, world.Lease{Owner: "holder", Until: time.Now().Add(time.Minute)}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	w.ResetCalls()
+	if err := worker.Process(ctx, run.ID); err != nil {
+		t.Fatal(err)
+	}
+	deferred := w.Calls()
+	t.Logf("AWS calls of a delivery deferred to the lease's holder: %v", deferred)
+	if deferred["DynamoDB.Query"] != 1 || deferred["SQS.SendMessage"] != 1 {
+		t.Errorf("a deferred delivery made %v, want one run read and one message", deferred)
 	}
 }
