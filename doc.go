@@ -31,19 +31,19 @@
 //
 // # Determinism
 //
-// In workflow code, use [Now] instead of time.Now, [Random] and [UUID] instead
-// of math/rand, Go instead of the go statement, and Sleep instead of
-// time.Sleep. Do I/O only in steps. If a change to the code makes a
-// replay call something other than what the log recorded, the run fails
-// with a [NondeterminismError] naming the log position, the recorded call,
-// the call the code made, and its file and line.
+// In workflow code, use [Now] instead of time.Now, [Random] and [UUID]
+// instead of math/rand, [Go] instead of the go statement, and [Sleep]
+// instead of time.Sleep. Do I/O only in steps. If a change to the code
+// makes a replay call something other than what the log recorded, the run
+// fails with a [NondeterminismError] naming the log position, the recorded
+// call, the call the code made, and its file and line.
 //
 // # Running in parallel
 //
-// [Step.Go] starts a step and returns a [Future]; start several, then Get each
-// (or [Gather] them) to join. [Select] waits for the first of several futures,
-// hooks or timers. Go runs a workflow coroutine: a helper that mixes steps
-// and sleeps, run alongside others, the Go form of Promise.all.
+// [Step.Go] starts a step and returns a [Future]; start several, then Get
+// each (or [Gather] them) to join. [Select] waits for the first of several
+// futures, hooks or timers. Go runs a workflow coroutine: a helper that
+// mixes steps and sleeps, run alongside others, the Go form of Promise.all.
 //
 //	a, b := Ship.Go(ctx, o), Mail.Go(ctx, o)
 //	tracking, err := a.Get(ctx)
