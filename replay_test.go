@@ -140,3 +140,30 @@ func TestNondeterminismNamesExpectedFoundAndCallSite(t *testing.T) {
 		t.Errorf("error %q does not carry %q", err, nd.Error())
 	}
 }
+
+// driftingParent waits for a drifting child: the child's failure crosses
+// a second log (the parent's) before anyone reads it.
+var driftingParent = workflow.Define("test.driftingParent", func(ctx workflow.Context, _ struct{}) (int, error) {
+	return drifting.StartChild(ctx, struct{}{}).Get(ctx)
+})
+
+func TestNondeterminismInAChildReachesTheParentsCaller(t *testing.T) {
+	env := workflowtest.New(t)
+	nondetMode.Store(false)
+	run := workflowtest.Start(env, driftingParent, struct{}{})
+	env.RunUntilIdle()
+	nondetMode.Store(true)
+	defer nondetMode.Store(false)
+	if err := workflow.ResumeHook(context.Background(), env.Client, "drift", 1); err != nil {
+		t.Fatal(err)
+	}
+	_, err := run.Result()
+	var failed *workflow.RunFailedError
+	var nd *workflow.NondeterminismError
+	if !errors.As(err, &failed) || failed.RunID != run.ID || !errors.As(err, &nd) {
+		t.Fatalf("err = %v, want the parent's RunFailedError wrapping the child's NondeterminismError", err)
+	}
+	if nd.RunID == run.ID || nd.Slot < 2 || !strings.Contains(nd.Found, "sleep(1s)") {
+		t.Errorf("the child's NondeterminismError after two logs = %+v", *nd)
+	}
+}
