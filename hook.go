@@ -84,9 +84,9 @@ func hookOptions(kind string, opts []HookOption) engine.HookOptions {
 	}
 }
 
-// encodeMetadata encodes a hook's metadata (WithMetadata). A value that cannot be
-// encoded is a bug in the workflow: it panics, which fails the run with
-// the call site in its stack.
+// encodeMetadata encodes a hook's metadata (WithMetadata). A value that
+// cannot be encoded is a bug in the workflow: it panics, which fails the
+// run with the call site in its stack.
 func encodeMetadata(v any) json.RawMessage {
 	if v == nil {
 		return nil
