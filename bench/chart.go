@@ -13,12 +13,13 @@ import (
 
 // chartRows are the overview's rows, top to bottom: the metrics with
 // targets, as in the overview chart of
-// https://useworkflow.dev/docs/performance.
+// https://useworkflow.dev/docs/performance, and the fan-out's first start.
 var chartRows = []struct{ key, label string }{
 	{"ttfs", "Time to first step"},
 	{"stso", "Step-to-step (5 steps)"},
 	{"long_stso_1001_1020", "Step-to-step, steps 1,001–1,020"},
 	{"long_overhead", "1,020 steps, less in-step time"},
+	{"fan_first", "Fan-out 64: first start"},
 	{"fan_last", "Fan-out 64: last start"},
 	{"fan_join", "Fan-out 64: join"},
 	{"ttr", "Time to resume"},
