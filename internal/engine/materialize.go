@@ -3,6 +3,7 @@ package engine
 import (
 	"crypto/rand"
 	"errors"
+	"runtime"
 	"strconv"
 
 	"github.com/lambdaworkflow/workflow/world"
@@ -12,6 +13,7 @@ import (
 // side effects: new ops get their creation events, steps that may run are
 // started, due timers complete, disposed hooks are released.
 func (inv *invocation) materialize() error {
+	yielded := false
 	for _, op := range inv.ops {
 		if !op.buffered {
 			if err := inv.create(op); err != nil {
@@ -26,6 +28,14 @@ func (inv *invocation) materialize() error {
 		case OpStep:
 			if !op.step.running && !op.step.settled && !inv.e.now().Before(op.step.retryAt) {
 				inv.launch(op)
+				if !yielded {
+					// Let the first attempt start now: on a busy
+					// machine the loop would otherwise keep its CPU
+					// through the rest of a fan-out before any branch
+					// ran.
+					runtime.Gosched()
+					yielded = true
+				}
 			}
 		case OpWait:
 			if !op.wait.completing && !inv.e.now().Before(op.wait.resumeAt) {
