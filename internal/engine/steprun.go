@@ -43,8 +43,11 @@ func (inv *invocation) launch(op *Op) {
 	def := inv.e.step(op.step.def)
 	if op.step.attempt > def.MaxRetries {
 		// Every allowed attempt has started and the last never reported:
-		// its invocation died (a crash, or out of time). Stop here rather
-		// than loop forever on a step that kills its worker.
+		// its invocation is gone (it crashed, ran out of time, or stalled
+		// past its lease), since on a World with leases this one holds the
+		// run's lease only once that invocation released it or let it
+		// lapse. Stop here rather than loop forever on a step that kills
+		// its worker.
 		op.step.settled = true
 		err := fmt.Errorf("step %q: attempt %d was interrupted and no retries are left", op.Name, op.step.attempt)
 		inv.bufferEvent(world.StepFailed, op.ID(), stepFailedPayload{Attempt: op.step.attempt, Error: inv.e.Errors.Encode(err)})
