@@ -13,7 +13,8 @@ import (
 // Replay checks that the workflow code in this binary still reproduces a
 // recorded run, the way a worker replays a run before carrying it on, and
 // stops there: no step runs and nothing is written. log is the run's event
-// log as JSON: an array of the events its World stores, in slot order.
+// log as JSON: an array of the events its World stores, in slot order, as
+// workflow inspect run ID --json prints it.
 //
 // It returns nil if the code makes the durable calls the log records, in
 // the same order (and, for a run that completed, returns where the log

@@ -1,6 +1,8 @@
 // Package workflowtest runs workflows in-process, against an in-memory
 // World, with a clock that skips time: a 30-day sleep completes at once.
-// Steps can be replaced by fakes, hooks resumed, and the event log read.
+// Steps can be replaced by fakes, hooks resumed, and the event log read;
+// logs kept from earlier runs are replayed against today's code with
+// Replay and ReplayFile.
 //
 //	env := workflowtest.New(t, workflowtest.Replace(Charge.Replace(fakeCharge)))
 //	run := workflowtest.Start(env, Checkout, order)

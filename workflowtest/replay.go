@@ -1,6 +1,7 @@
 package workflowtest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -50,30 +51,16 @@ func replay(t testing.TB, log []byte, events []world.Event) {
 }
 
 // SaveLog writes a run's event log to a file that ReplayFile reads, one
-// event per line, so that a change of format shows in a diff.
+// event per line, so that a change of format shows in a diff. The
+// command-line tool writes the same with workflow inspect run ID --json.
 func SaveLog(t testing.TB, path string, events []world.Event) {
 	t.Helper()
-	log, err := encodeLog(events)
+	var log bytes.Buffer
+	err := timeline.WriteJSON(&log, events)
 	if err == nil {
-		err = os.WriteFile(path, log, 0o644)
+		err = os.WriteFile(path, log.Bytes(), 0o644)
 	}
 	if err != nil {
 		t.Fatalf("workflowtest: saving the log: %v", err)
 	}
-}
-
-func encodeLog(events []world.Event) ([]byte, error) {
-	log := []byte("[\n")
-	for i, ev := range events {
-		line, err := json.Marshal(ev)
-		if err != nil {
-			return nil, err
-		}
-		log = append(log, line...)
-		if i < len(events)-1 {
-			log = append(log, ',')
-		}
-		log = append(log, '\n')
-	}
-	return append(log, "]\n"...), nil
 }

@@ -62,6 +62,7 @@ func inspectRuns(ctx context.Context, args []string, out io.Writer) error {
 
 func inspectRun(ctx context.Context, args []string, out io.Writer) error {
 	fs, dir := newFlags("inspect run")
+	asJSON := fs.Bool("json", false, "print the run's event log as JSON, as workflow.Replay reads it")
 	id, err := oneRunID(fs, args)
 	if err != nil {
 		return err
@@ -78,6 +79,9 @@ func inspectRun(ctx context.Context, args []string, out io.Writer) error {
 	events, err := w.Events(ctx, r.ID, 0)
 	if err != nil {
 		return err
+	}
+	if *asJSON {
+		return timeline.WriteJSON(out, events)
 	}
 	fmt.Fprintf(out, "run       %s\nworkflow  %s\nstatus    %s\ncreated   %s\n", r.ID, r.Workflow, r.Status, r.CreatedAt.Local().Format(time.RFC3339Nano))
 	if len(r.Attributes) > 0 {

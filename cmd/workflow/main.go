@@ -2,7 +2,7 @@
 // embedded one in ./.workflow-data.
 //
 //	workflow inspect runs [--status running] [--workflow checkout] [--attr customer=42]
-//	workflow inspect run <run ID>
+//	workflow inspect run <run ID> [--json]
 //	workflow cancel <run ID> --reason "customer asked"
 package main
 
@@ -17,7 +17,7 @@ import (
 
 const usage = `usage:
   workflow inspect runs [--status s] [--workflow name] [--attr key=value]... [--limit n]
-  workflow inspect run <run ID>
+  workflow inspect run <run ID> [--json]
   workflow cancel <run ID> [--reason text]
 
 Every command takes --dir (default .workflow-data), the embedded World's data directory.
