@@ -7,9 +7,10 @@ GOLANGCI_LINT_VERSION ?= v2.15.0
 # --allow-parallel-runners: without it a second lint on the machine (another
 # checkout) fails at once, "parallel golangci-lint is running".
 GOLANGCI_LINT_RUN = $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run --allow-parallel-runners
-# The modules of this repository: the SDK, and the benchmarks in modules of
-# their own so that their dependencies never reach a user's module graph.
-MODULES = . bench bench/peers
+# The modules of this repository: the SDK, and the benchmarks and the
+# determinism linter in modules of their own so that their dependencies
+# never reach a user's module graph.
+MODULES = . bench bench/peers workflowcheck
 
 .PHONY: run test lint emulator bench
 
@@ -20,7 +21,7 @@ test: ## vet and run every test; the AWS World's tests need MiniStack (make emul
 	for m in $(MODULES); do $(GO) -C $$m vet ./... || exit 1; done
 	for m in $(MODULES); do $(GO) -C $$m test -race -count=1 -timeout 15m ./... || exit 1; done
 
-lint: ## gofmt, public citations, then go mod tidy and golangci-lint (.golangci.yml) in every module
+lint: ## gofmt, public citations, go mod tidy and golangci-lint (.golangci.yml) in every module, the determinism linter over the examples
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	scripts/check-citations.sh
 	@for m in $(MODULES); do \
@@ -28,6 +29,8 @@ lint: ## gofmt, public citations, then go mod tidy and golangci-lint (.golangci.
 		(cd $$m && $(GO) mod tidy -diff) || { echo "go mod tidy: $$m/go.mod or go.sum is not tidy (run go mod tidy there)"; exit 1; }; \
 		(cd $$m && $(GOLANGCI_LINT_RUN) --config "$(CURDIR)/.golangci.yml" ./...) || exit 1; \
 	done
+	$(GO) -C workflowcheck build -o $(CURDIR)/bin/workflowcheck ./cmd/workflowcheck
+	bin/workflowcheck ./examples/...
 
 emulator: ## install and start MiniStack on 127.0.0.1:4566 for the AWS tests
 	scripts/emulator.sh start
