@@ -144,6 +144,9 @@ func WriteTable(out io.Writer, results []*Result) {
 			if c.PerResume != nil {
 				fmt.Fprintf(out, "%s: API calls per resume cycle: %s\n", r.World, formatCalls(c.PerResume))
 			}
+			if c.WaitingPerMinute != nil {
+				fmt.Fprintf(out, "%s: requests per waiting minute of one caller, after its first second: %s\n", r.World, formatCalls(c.WaitingPerMinute))
+			}
 		}
 	}
 	for _, r := range ran {

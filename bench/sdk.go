@@ -63,9 +63,13 @@ func (e *sdkEngine) Resumable(ctx context.Context, id string, resumes int, work 
 
 // AwaitSuspended waits until the run's i-th hook is registered.
 func (e *sdkEngine) AwaitSuspended(ctx context.Context, id string, i int) error {
-	token := hookToken(id, i)
+	return awaitHook(ctx, e.w, hookToken(id, i))
+}
+
+// awaitHook returns once token is held.
+func awaitHook(ctx context.Context, w world.World, token string) error {
 	for {
-		if _, err := e.w.GetHook(ctx, token); err == nil {
+		if _, err := w.GetHook(ctx, token); err == nil {
 			return nil
 		} else if !errors.Is(err, world.ErrHookNotFound) {
 			return err

@@ -38,6 +38,10 @@ type Config struct {
 	StreamSeconds float64 `json:"streamRecordingSeconds"`
 	StreamScale   float64 `json:"streamTimeScale"` // 1: real time
 
+	// WaitNap is how long the run a waiter waits on sleeps, on a World
+	// that counts its calls (0: the waiters are not measured).
+	WaitNap time.Duration `json:"waitNapNs,omitempty"`
+
 	MemSuspended int `json:"memorySuspendedRuns"`
 	MemBranches  int `json:"memoryInflightBranches"`
 
@@ -60,6 +64,7 @@ func Quick() Config {
 		FanRuns: 10, Branches: 64,
 		ResumeRuns: 2, Resumes: 5, Idle: time.Second,
 		StreamRuns: 1, StreamChunks: RecordingChunks, StreamSeconds: RecordingSeconds, StreamScale: 0.1,
+		WaitNap:      6 * time.Second,
 		MemSuspended: 1000, MemBranches: 64,
 		Warmup: true, SlowLongRuns: 1, SlowLongSteps: 120,
 	}
@@ -75,6 +80,7 @@ func Full() Config {
 		FanRuns: 25, Branches: 64,
 		ResumeRuns: 25, Resumes: 5, Idle: time.Second,
 		StreamRuns: 10, StreamChunks: RecordingChunks, StreamSeconds: RecordingSeconds, StreamScale: 1,
+		WaitNap:      62 * time.Second, // a whole minute measured
 		MemSuspended: 1000, MemBranches: 64,
 		Warmup: true,
 	}
@@ -190,6 +196,7 @@ func Run(ctx context.Context, subj Subject, cfg Config, logf func(string, ...any
 		{"fan-out", s.fanout},
 		{"resume", s.resume},
 		{"agent stream", s.stream},
+		{"waiters", s.waiters},
 	} {
 		start := time.Now()
 		if err := b.run(); err != nil {
@@ -559,6 +566,9 @@ type Costs struct {
 	// PerResume is one resume cycle: ResumeHook, the replay, the step that
 	// follows, the next hook's claim and the suspension.
 	PerResume map[string]float64 `json:"perResume,omitempty"`
+	// WaitingPerMinute is the requests a minute of one waiting caller, by
+	// what it waits on (result, readable, reply), after its first second.
+	WaitingPerMinute map[string]float64 `json:"waitingPerMinute,omitempty"`
 	// DynamoDBWritesPerStep and SQSSendsPerStep sum PerStep for the
 	// target (≤ 2 DynamoDB writes and no SQS message per inline step).
 	DynamoDBWritesPerStep float64 `json:"dynamoDBWritesPerStep"`
