@@ -4,23 +4,36 @@ import (
 	"context"
 	"time"
 
+	"github.com/lambdaworkflow/workflow"
+	"github.com/lambdaworkflow/workflow/internal/emulator"
 	"github.com/lambdaworkflow/workflow/internal/waitrate"
+	awsworld "github.com/lambdaworkflow/workflow/world/aws"
 )
 
-// waiters measures, on a World that counts its calls, the requests per
-// waiting minute of one caller of Run.Result, of Run.Readable and of a
-// responding hook's Resume, while the run it waits on sleeps. The worker
-// shares the World; its idle long poll is left out, and it makes no other
-// call while the run sleeps.
+// waiters measures, on the AWS World, the requests per waiting minute of
+// one caller of Run.Result, of Run.Readable and of a responding hook's
+// Resume, while the run it waits on sleeps. The caller has a World of its
+// own on the same resources, so its call counter holds its requests alone,
+// not the worker's.
 func (s *suite) waiters() error {
 	sdk, ok := s.e.(*sdkEngine)
-	if s.calls == nil || !ok || s.cfg.WaitNap <= 0 {
+	if !ok || s.cfg.WaitNap <= 0 {
 		return nil
 	}
+	shared, ok := sdk.w.(*awsworld.World)
+	if !ok {
+		return nil
+	}
+	waiter, err := awsworld.New(emulator.Config(), shared.Options())
+	if err != nil {
+		return err
+	}
+	defer waiter.Close()
+	c := workflow.NewClient(waiter)
 	perMinute := map[string]float64{}
 	for _, k := range waitrate.Kinds {
 		ctx, cancel := context.WithTimeout(s.ctx, s.cfg.WaitNap+time.Minute)
-		rate, err := waitrate.Rate(ctx, k, sdk.c, s.calls, s.cfg.WaitNap, "SQS.ReceiveMessage")
+		rate, err := waitrate.Rate(ctx, k, c, waiter, s.cfg.WaitNap)
 		cancel()
 		if err != nil {
 			return err

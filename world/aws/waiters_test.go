@@ -86,7 +86,7 @@ func TestWaitersBackOff(t *testing.T) {
 	go workflow.NewWorker(w, workflow.WorkerOptions{}).Run(ctx)
 	for _, k := range append(waitrate.Kinds, busyWaiters...) {
 		t.Run(k.Name, func(t *testing.T) {
-			waiter, err := New(emulatorConfig(t), w.opts)
+			waiter, err := New(emulatorConfig(t), w.Options())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -116,3 +116,7 @@ func (w *World) Close() error {
 	w.polls.Wait()
 	return nil
 }
+
+// Options returns the resources the World uses, so that another World (a
+// process of its own, a client apart from the worker) can share them.
+func (w *World) Options() Options { return w.opts }
