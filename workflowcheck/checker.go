@@ -47,8 +47,8 @@ func newChecker(pass *analysis.Pass) *checker {
 	}
 }
 
-// findRoots indexes the package's functions and step registrations and
-// queues its workflow functions.
+// findRoots indexes the package's functions and step registrations, then
+// queues its workflow functions: those a directive silences stay out.
 func (c *checker) findRoots() {
 	for _, f := range c.pass.Files {
 		for _, d := range f.Decls {
@@ -60,20 +60,16 @@ func (c *checker) findRoots() {
 		}
 	}
 	for _, f := range c.pass.Files {
-		ast.Inspect(f, c.findRootsIn)
+		ast.Inspect(f, c.findSteps)
+	}
+	for _, f := range c.pass.Files {
+		ast.Inspect(f, c.findWorkflows)
 	}
 }
 
-func (c *checker) findRootsIn(n ast.Node) bool {
+// findSteps notes the functions registered with DefineStep.
+func (c *checker) findSteps(n ast.Node) bool {
 	switch n := n.(type) {
-	case *ast.FuncDecl:
-		if fn, ok := c.pass.TypesInfo.Defs[n.Name].(*types.Func); ok && takesContext(fn.Signature()) {
-			c.enqueue(n, nil)
-		}
-	case *ast.FuncLit:
-		if sig, ok := c.pass.TypesInfo.TypeOf(n).(*types.Signature); ok && takesContext(sig) {
-			c.enqueue(n, nil)
-		}
 	case *ast.ValueSpec:
 		for i, v := range n.Values {
 			if i < len(n.Names) {
@@ -90,10 +86,29 @@ func (c *checker) findRootsIn(n ast.Node) bool {
 			}
 		}
 	case *ast.CallExpr:
+		c.noteStep(n, "")
+	}
+	return true
+}
+
+// findWorkflows queues the functions that are workflow code by themselves.
+func (c *checker) findWorkflows(n ast.Node) bool {
+	if n == nil || c.ignored.covers(c.pass.Fset, n) {
+		return false
+	}
+	switch n := n.(type) {
+	case *ast.FuncDecl:
+		if fn, ok := c.pass.TypesInfo.Defs[n.Name].(*types.Func); ok && takesContext(fn.Signature()) {
+			c.enqueue(n, nil)
+		}
+	case *ast.FuncLit:
+		if sig, ok := c.pass.TypesInfo.TypeOf(n).(*types.Signature); ok && takesContext(sig) {
+			c.enqueue(n, nil)
+		}
+	case *ast.CallExpr:
 		callee := typeutil.Callee(c.pass.TypesInfo, n)
 		switch {
 		case isWorkflowFunc(callee, "DefineStep"):
-			c.noteStep(n, "")
 			return false // step code: never workflow code
 		case isWorkflowFunc(callee, "Define"):
 			c.enqueueFuncValue(funcArg(n), nil)

@@ -28,6 +28,7 @@ const (
 	fixRand  = "use workflow.Random(ctx), workflow.RandomN(ctx, n) or workflow.UUID(ctx), seeded by the run"
 	fixCrypt = "draw secrets in a step; for randomness that replays, use workflow.Random(ctx) or workflow.UUID(ctx)"
 	fixIO    = "do it in a step (workflow.DefineStep) and use the result it records"
+	fixWait  = "wait on workflow.Future values (Get, workflow.Gather, workflow.Select): a goroutine blocked outside a durable call stalls the replay"
 )
 
 var timeFixes = map[string]string{
@@ -85,6 +86,10 @@ func classify(obj types.Object) (rule, bool) {
 		}
 	case "crypto/rand":
 		return rule{what, fixCrypt}, true
+	case "sync":
+		if recv == "WaitGroup" && (name == "Wait" || name == "Go") || recv == "Cond" && name == "Wait" {
+			return rule{what, fixWait}, true
+		}
 	case "os":
 		isIO = recv == "File" || recv == "Process" || (recv == "" && !slices.Contains(pureOS, name))
 	case "net":

@@ -10,7 +10,8 @@
 //   - time.Now, Since, Until, Sleep, After, AfterFunc, Tick, NewTimer and
 //     NewTicker (use workflow.Now, Sleep, After);
 //   - go statements (workflow.Go), channel sends and receives, range over a
-//     channel, and select statements (workflow.Future, workflow.Select);
+//     channel, select statements, and sync.WaitGroup and sync.Cond waits
+//     (workflow.Future, workflow.Gather, workflow.Select);
 //   - math/rand and math/rand/v2 functions that use the global source, and
 //     all of crypto/rand (workflow.Random, RandomN, UUID, or a step);
 //   - os, net and net/http calls that do I/O or read the process's

@@ -35,3 +35,11 @@ func logNow() { _ = time.Now() }
 //
 //workflowcheck:ignore it reads the clock only to log
 func trusted() { _ = time.Now() }
+
+var Spread = workflow.Define("spread", func(ctx workflow.Context, n int) (int, error) {
+	//workflowcheck:ignore the coroutine's clock reading is only logged
+	f := workflow.Go(ctx,
+		func(ctx workflow.Context) (int, error) { return time.Now().Second(), nil },
+	)
+	return f.Get(ctx)
+})

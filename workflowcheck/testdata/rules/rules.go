@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/lambdaworkflow/workflow"
@@ -46,6 +47,12 @@ var Concurrency = workflow.Define("concurrency", func(ctx workflow.Context, n in
 	for v := range ch { // want `channel receive in workflow code`
 		n += v
 	}
+	var wg sync.WaitGroup
+	wg.Go(func() {}) // want `sync.WaitGroup.Go in workflow code: wait on workflow.Future values`
+	wg.Wait()        // want `sync.WaitGroup.Wait in workflow code: wait on workflow.Future values`
+	var mu sync.Mutex
+	mu.Lock() // a lock no durable call interrupts never waits
+	mu.Unlock()
 	return n, nil
 })
 
