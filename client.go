@@ -16,8 +16,9 @@ import (
 // Client starts and inspects runs, and resumes hooks, from ordinary Go
 // code: an HTTP handler, a CLI, a test. It is safe for concurrent use.
 type Client struct {
-	world world.World
-	now   func() time.Time
+	world     world.World
+	now       func() time.Time
+	maxEvents int
 }
 
 // ClientOption configures a Client.
@@ -26,9 +27,15 @@ type ClientOption func(*Client)
 // WithClock replaces the wall clock (the test harness skips time with it).
 func WithClock(now func() time.Time) ClientOption { return func(c *Client) { c.now = now } }
 
+// WithMaxEvents is the event limit of the runs this client resumes: a
+// resume of a run whose log holds n events fails with
+// ErrMaxEventsExceeded (the webhook route answers 429). Give it the
+// workers' WorkerOptions.MaxEvents; the default is theirs, 25,000.
+func WithMaxEvents(n int) ClientOption { return func(c *Client) { c.maxEvents = n } }
+
 // NewClient returns a Client for the given World.
 func NewClient(w world.World, opts ...ClientOption) *Client {
-	c := &Client{world: w, now: time.Now}
+	c := &Client{world: w, now: time.Now, maxEvents: engine.DefaultMaxEvents}
 	for _, o := range opts {
 		o(c)
 	}

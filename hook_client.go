@@ -29,9 +29,12 @@ func ResumeHook[T any](ctx context.Context, c *Client, token string, payload T) 
 // if another run takes it over meanwhile (see engine.Resume). vet, if set,
 // refuses a hook before anything is written.
 func (c *Client) deliver(ctx context.Context, token, resumeID string, payload json.RawMessage, vet func(world.Hook) error) (world.Hook, error) {
-	h, err := engine.Resume(ctx, c.world, token, resumeID, payload, c.now(), vet)
-	if errors.Is(err, world.ErrHookNotFound) {
+	h, err := engine.Resume(ctx, c.world, token, resumeID, payload, c.now(), c.maxEvents, vet)
+	switch {
+	case errors.Is(err, world.ErrHookNotFound):
 		return h, fmt.Errorf("%w: %q", ErrHookNotFound, token)
+	case errors.Is(err, engine.ErrMaxEvents):
+		return h, fmt.Errorf("%w: run %s: its log is full, it takes no more messages", ErrMaxEventsExceeded, h.RunID)
 	}
 	return h, err
 }

@@ -33,7 +33,8 @@ const DefaultMaxBody = 1 << 20
 // not a live webhook (unknown, ended, a plain or responding hook, longer
 // than a generated token) gets 404 with an empty body, so the route does
 // not tell which tokens exist, and tokens never appear in its logs; a
-// body over the limit (WithMaxBody) gets 413 and is not recorded.
+// body over the limit (WithMaxBody) gets 413 and is not recorded; a run
+// whose log is full (workflow.WithMaxEvents) gets 429.
 type Handler struct {
 	client  *workflow.Client
 	maxBody int64
@@ -84,6 +85,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case errors.As(err, &tooLarge):
 		w.WriteHeader(http.StatusRequestEntityTooLarge)
+		return
+	case errors.Is(err, workflow.ErrMaxEventsExceeded):
+		// The run's log is full: it takes no more calls, from anyone.
+		w.WriteHeader(http.StatusTooManyRequests)
 		return
 	case err != nil && r.Context().Err() != nil:
 		return // the caller has gone

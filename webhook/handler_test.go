@@ -107,11 +107,14 @@ type fixture struct {
 }
 
 // setup serves the webhook route on 127.0.0.1 and runs a worker.
-func setup(t *testing.T, opts ...webhook.Option) *fixture {
+func setup(t *testing.T, opts ...webhook.Option) *fixture { return setupWith(t, nil, opts...) }
+
+// setupWith is setup with options for the route's client.
+func setupWith(t *testing.T, clientOpts []workflow.ClientOption, opts ...webhook.Option) *fixture {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
 	w := memory.New()
-	c := workflow.NewClient(w)
+	c := workflow.NewClient(w, clientOpts...)
 	mux := http.NewServeMux()
 	mux.Handle(webhook.Pattern, webhook.NewHandler(c, opts...))
 	srv := httptest.NewServer(mux) // listens on 127.0.0.1

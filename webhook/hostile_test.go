@@ -64,9 +64,8 @@ func TestRouteAnswersOverlongTokensNotFound(t *testing.T) {
 // only credential.
 func TestRouteNeverLogsTokens(t *testing.T) {
 	var logs bytes.Buffer
-	defer slog.SetDefault(slog.Default())
-	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
-	h := webhook.NewHandler(workflow.NewClient(&lookups{World: memory.New(), failing: true}))
+	h := webhook.NewHandler(workflow.NewClient(&lookups{World: memory.New(), failing: true}),
+		webhook.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	token := "hk_" + strings.Repeat("S", 26)
 	if rec := serve(h, token); rec.Code != http.StatusInternalServerError {
 		t.Fatalf("a failing World: %d, want 500", rec.Code)
@@ -77,4 +76,26 @@ func TestRouteNeverLogsTokens(t *testing.T) {
 	if strings.Contains(logs.String(), token) {
 		t.Errorf("the log names the token: %q", logs.String())
 	}
+}
+
+// Anyone holding a webhook's URL can call it, but not without end: once
+// the run's log is full the route answers 429 and records nothing more.
+func TestRouteAnswers429WhenTheRunsLogIsFull(t *testing.T) {
+	const limit = 12
+	f := setupWith(t, []workflow.ClientOption{workflow.WithMaxEvents(limit)})
+	run, url := f.start(t, hookSpec{Mode: "accept", Calls: 1000})
+	for i := range 2 * limit {
+		resp, _ := f.call(t, http.MethodPost, url, "flood")
+		if resp.StatusCode == http.StatusTooManyRequests {
+			evs, err := f.world.Events(f.ctx, run.ID, 0)
+			if err != nil || len(evs) > limit {
+				t.Fatalf("after a 429 the log holds %d events (%v), want at most %d", len(evs), err, limit)
+			}
+			return
+		}
+		if resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("call %d: %d, want 202 or 429", i, resp.StatusCode)
+		}
+	}
+	t.Fatalf("%d calls and no 429 from a run whose log holds at most %d events", 2*limit, limit)
 }

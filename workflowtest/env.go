@@ -68,7 +68,7 @@ func New(t testing.TB, opts ...Option) *Env {
 	env := &Env{
 		t:      t,
 		World:  w,
-		Client: workflow.NewClient(w, workflow.WithClock(clock.Now)),
+		Client: workflow.NewClient(w, clientOptions(cfg, clock)...),
 		clock:  clock,
 		worker: workflow.NewWorker(w, workflow.WorkerOptions{
 			Replace:    cfg.replace,
@@ -78,6 +78,16 @@ func New(t testing.TB, opts ...Option) *Env {
 		}),
 	}
 	return env
+}
+
+// clientOptions gives the environment's client its clock and, if set,
+// the workers' event limit, so that resumes keep to it too.
+func clientOptions(cfg config, clock *Clock) []workflow.ClientOption {
+	opts := []workflow.ClientOption{workflow.WithClock(clock.Now)}
+	if cfg.maxEvents > 0 {
+		opts = append(opts, workflow.WithMaxEvents(cfg.maxEvents))
+	}
+	return opts
 }
 
 // Now returns the fake clock's time.

@@ -26,6 +26,11 @@ func (inv *invocation) drive(events []world.Event) error {
 		inv.apply(ev)
 	}
 	inv.replaying = false
+	if inv.fatal == nil && !inv.terminal && inv.lastSlot.Load() >= int64(inv.e.maxEvents()) {
+		// Outside writers filled the log to its limit (they stop there):
+		// the run can write nothing more, not even its result.
+		inv.fatal = ErrMaxEvents
+	}
 	if errors.Is(inv.fatal, ErrUnknownWorkflow) {
 		// A deployment problem, not the run's fault: leave the message for a
 		// worker that knows the workflow (or for the dead-letter queue).
@@ -301,6 +306,9 @@ func (inv *invocation) flush() error {
 		missed, err := inv.appendEvents(from, evs, update)
 		switch {
 		case errors.Is(err, world.ErrSlotTaken):
+			if err := checkMissed(inv.run.ID, from, missed); err != nil {
+				return err
+			}
 			inv.absorb(missed)
 			if inv.terminal {
 				return nil

@@ -212,15 +212,20 @@ func StartRun(ctx context.Context, w world.World, nr NewRun, now time.Time) erro
 // cancellation, a child's result) at the end of its log, then queues the
 // run so a worker applies it.
 func AppendAndWake(ctx context.Context, w world.World, runID string, ev world.Event, update *world.RunUpdate, now time.Time) error {
-	if _, err := appendAtEnd(ctx, w, runID, ev, update, now); err != nil {
+	if _, err := appendAtEnd(ctx, w, runID, ev, update, now, 0); err != nil {
 		return err
 	}
 	return w.Enqueue(ctx, world.Message{RunID: runID})
 }
 
+// appendRounds bounds how many lost slots one outside append follows;
+// each means another writer appended first.
+const appendRounds = 100
+
 // appendAtEnd appends one event at the end of a run's log, following the
-// log as other writers fill it, and returns the slot it took.
-func appendAtEnd(ctx context.Context, w world.World, runID string, ev world.Event, update *world.RunUpdate, now time.Time) (int64, error) {
+// log as other writers fill it, and returns the slot it took. With a limit
+// it refuses to write past slot limit (the run's MaxEvents).
+func appendAtEnd(ctx context.Context, w world.World, runID string, ev world.Event, update *world.RunUpdate, now time.Time, limit int) (int64, error) {
 	run, err := w.GetRun(ctx, runID)
 	if err != nil {
 		return 0, err
@@ -229,26 +234,49 @@ func appendAtEnd(ctx context.Context, w world.World, runID string, ev world.Even
 		return 0, fmt.Errorf("append to run %s: %w", runID, world.ErrRunFinished)
 	}
 	ev.CreatedAt = now
-	return appendFrom(ctx, w, runID, run.LastSlot+1, ev, update, nil)
+	return appendFrom(ctx, w, runID, run.LastSlot+1, ev, update, limit, nil)
 }
 
 // appendFrom appends ev at slot from, or after the events other writers
 // put there first, and returns the slot it took. seen, if set, is shown
-// those events before each retry.
-func appendFrom(ctx context.Context, w world.World, runID string, from int64, ev world.Event, update *world.RunUpdate, seen func(missed []world.Event) error) (int64, error) {
-	for {
-		missed, err := w.AppendEvents(ctx, runID, from, []world.Event{ev}, update)
-		if errors.Is(err, world.ErrSlotTaken) && len(missed) > 0 {
-			if seen != nil {
-				if err := seen(missed); err != nil {
-					return 0, err
-				}
-			}
-			from = missed[len(missed)-1].Slot + 1
-			continue
+// those events before each retry. With a limit it refuses to write past
+// slot limit (the run's MaxEvents).
+func appendFrom(ctx context.Context, w world.World, runID string, from int64, ev world.Event, update *world.RunUpdate, limit int, seen func(missed []world.Event) error) (int64, error) {
+	for range appendRounds {
+		if limit > 0 && from > int64(limit) {
+			return 0, fmt.Errorf("append to run %s: its log holds %d events, its limit: %w", runID, from-1, ErrMaxEvents)
 		}
-		return from, err
+		missed, err := w.AppendEvents(ctx, runID, from, []world.Event{ev}, update)
+		if !errors.Is(err, world.ErrSlotTaken) {
+			return from, err
+		}
+		if err := checkMissed(runID, from, missed); err != nil {
+			return 0, err
+		}
+		if seen != nil {
+			if err := seen(missed); err != nil {
+				return 0, err
+			}
+		}
+		from = missed[len(missed)-1].Slot + 1
 	}
+	return 0, fmt.Errorf("append to run %s: other writers took the end of the log %d times in a row", runID, appendRounds)
+}
+
+// checkMissed checks what a World returned for a lost slot: the events
+// from slot from on, in order. Anything else (none, or an event whose slot
+// is not where it sits, as a corrupted item's) would send the writer round
+// again at the same slot for ever.
+func checkMissed(runID string, from int64, missed []world.Event) error {
+	if len(missed) == 0 {
+		return fmt.Errorf("append to run %s: slot %d is taken, but the World returned no event there", runID, from)
+	}
+	for i, ev := range missed {
+		if want := from + int64(i); ev.Slot != want {
+			return fmt.Errorf("append to run %s: the World returned an event numbered %d at slot %d: the log is corrupt", runID, ev.Slot, want)
+		}
+	}
+	return nil
 }
 
 // Cancel ends a run with a reason. The run's invocation, if one is live,
@@ -283,7 +311,7 @@ func Cancel(ctx context.Context, w world.World, runID, reason string, encoded js
 	}
 	ev := world.Event{Type: world.RunCancelled, Payload: mustJSON(runFinishedPayload{Reason: reason}), CreatedAt: now}
 	update := &world.RunUpdate{Status: world.StatusCancelled, Error: encoded}
-	if _, err := appendFrom(ctx, w, runID, int64(len(events))+1, ev, update, release); err != nil {
+	if _, err := appendFrom(ctx, w, runID, int64(len(events))+1, ev, update, 0, release); err != nil {
 		return err
 	}
 	return w.Enqueue(ctx, world.Message{RunID: runID})

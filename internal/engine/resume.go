@@ -26,8 +26,9 @@ const maxFollows = 8
 // delivers the message, with the same resume ID, to the new owner. Either
 // way exactly one run gets it. It returns the hook that got the message;
 // an unknown, disposed or ended hook is an error matching
-// world.ErrHookNotFound.
-func Resume(ctx context.Context, w world.World, token, resumeID string, payload json.RawMessage, now time.Time, vet func(world.Hook) error) (world.Hook, error) {
+// world.ErrHookNotFound. A run whose log holds maxEvents events takes no
+// more messages: the error matches ErrMaxEvents.
+func Resume(ctx context.Context, w world.World, token, resumeID string, payload json.RawMessage, now time.Time, maxEvents int, vet func(world.Hook) error) (world.Hook, error) {
 	var prev world.Hook
 	for range maxFollows {
 		h, err := w.GetHook(ctx, token)
@@ -45,7 +46,7 @@ func Resume(ctx context.Context, w world.World, token, resumeID string, payload 
 		}
 		ev := world.Event{Type: world.HookReceived, CorrelationID: h.CorrelationID,
 			Payload: mustJSON(hookReceivedPayload{ResumeID: resumeID, Payload: payload})}
-		slot, err := appendAtEnd(ctx, w, h.RunID, ev, nil, now)
+		slot, err := appendAtEnd(ctx, w, h.RunID, ev, nil, now, maxEvents)
 		if errors.Is(err, world.ErrRunFinished) || errors.Is(err, world.ErrRunNotFound) {
 			continue // the owner ended: unless the token moved on, the next read says not found
 		}

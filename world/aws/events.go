@@ -219,6 +219,11 @@ func (w *World) Events(ctx context.Context, runID string, after int64) ([]world.
 		if err := unmarshalItem(av, &item); err != nil {
 			return nil, fmt.Errorf("events of run %s: decode: %w", runID, err)
 		}
+		if eventSK(item.Slot) != item.SK {
+			// An item written by something other than this World: handing
+			// it on would send a writer round the same slot for ever.
+			return nil, fmt.Errorf("events of run %s: the item at %s holds slot %d: the log is corrupt", runID, item.SK, item.Slot)
+		}
 		if err := w.loadBlob(ctx, item.PayloadRef, (*[]byte)(&item.Payload)); err != nil {
 			return nil, fmt.Errorf("events of run %s: %w", runID, err)
 		}

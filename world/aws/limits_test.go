@@ -4,7 +4,12 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/world"
 )
 
@@ -23,5 +28,40 @@ func TestOverlongHookTokens(t *testing.T) {
 	}
 	if err != nil && strings.Contains(err.Error(), token) {
 		t.Errorf("the error repeats the 3,000-byte token")
+	}
+}
+
+// An event item without its slot (written by hand, or by a broken tool)
+// in the slot a resume writes next: the resume fails at once with an error
+// that says the log is corrupt, instead of retrying the same slot for ever.
+func TestCorruptEventItemStopsAResume(t *testing.T) {
+	w := newTestWorld(t)
+	ctx := t.Context()
+	now := time.Now()
+	run := world.Run{ID: "corrupt", Workflow: "wf", Status: world.StatusRunning, CreatedAt: now, UpdatedAt: now}
+	if _, err := w.CreateRun(ctx, run, []world.Event{{Type: world.RunCreated, CreatedAt: now}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.ClaimHook(ctx, world.Hook{Token: "corrupt-token", RunID: run.ID, CorrelationID: "1", CreatedAt: now}, false); err != nil {
+		t.Fatal(err)
+	}
+	// Slot 2 is the next free one; its item has no slot attribute.
+	if _, err := w.ddb.PutItem(ctx, &dynamodb.PutItemInput{TableName: &w.opts.Table, Item: map[string]types.AttributeValue{
+		attrPK: &types.AttributeValueMemberS{Value: runPK(run.ID)},
+		attrSK: &types.AttributeValueMemberS{Value: eventSK(2)},
+		"type": &types.AttributeValueMemberS{Value: string(world.HookReceived)},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	w.ResetCalls()
+	err := workflow.ResumeHook(ctx, workflow.NewClient(w), "corrupt-token", "hello")
+	if err == nil || !strings.Contains(err.Error(), "corrupt") {
+		t.Fatalf("resume = %v, want an error saying the log is corrupt", err)
+	}
+	if n := w.Calls()["DynamoDB.TransactWriteItems"]; n > 1 {
+		t.Errorf("the resume tried %d appends, want one", n)
+	}
+	if _, err := w.Events(ctx, run.ID, 0); err == nil || !strings.Contains(err.Error(), "corrupt") {
+		t.Errorf("Events = %v, want an error saying the log is corrupt", err)
 	}
 }
