@@ -7,14 +7,15 @@ import (
 
 // Pacing of waiters on Worlds that are not Notifiers. The first checks
 // come quickly so short waits stay short; then the pause doubles up to
-// pollMax, and after a waiter's first second (pollGrace) it never makes
-// more than pollRate requests a second, however often it finds something
-// new: on AWS every request is billed.
+// pollMax, and after a waiter's first second (pollGrace) it paces its
+// requests at pollRate a second, however often it finds something new: on
+// AWS every request is billed. The limit a waiter is held to is 5 a second;
+// pacing at 4 keeps it there over any window, whatever a round's timing.
 const (
 	pollFirst = 10 * time.Millisecond
 	pollMax   = time.Second
 	pollGrace = time.Second
-	pollRate  = 5 // requests a second
+	pollRate  = 4 // requests a second
 )
 
 // Pace spaces the requests of one waiter (a caller waiting for a run's

@@ -76,6 +76,67 @@ var Kinds = []Kind{
 	}},
 }
 
+// busy takes steps of 50 ms, each writing a chunk to the run's stream,
+// for the length of a nap: its waiters find something new at every check.
+var (
+	busyStep = workflow.DefineStep("waitrate.busy-step", func(ctx context.Context, i int) (int, error) {
+		time.Sleep(50 * time.Millisecond)
+		w, err := workflow.Writer[int](ctx, "")
+		if err == nil {
+			err = w.Write(i)
+		}
+		return i + 1, err
+	})
+	busy = workflow.Define("waitrate.busy", func(ctx workflow.Context, nap time.Duration) (int, error) {
+		n := 0
+		for start := workflow.Now(ctx); workflow.Now(ctx).Sub(start) < nap; {
+			var err error
+			if n, err = busyStep.Call(ctx, n); err != nil {
+				return n, err
+			}
+		}
+		return n, nil
+	})
+)
+
+// BusyKinds wait on a run that keeps appending and writing its stream:
+// they find something new at every check.
+var BusyKinds = []Kind{
+	{Name: "result of a busy run", Prepare: func(ctx context.Context, c *workflow.Client, nap time.Duration) (func() error, error) {
+		run, err := workflow.Start(ctx, c, busy, nap)
+		return func() error {
+			n, err := run.Result(ctx)
+			if err == nil && n < 10 {
+				err = fmt.Errorf("the busy run took %d steps", n)
+			}
+			return err
+		}, err
+	}},
+	{Name: "readable of a busy run", Prepare: func(ctx context.Context, c *workflow.Client, nap time.Duration) (func() error, error) {
+		run, err := workflow.Start(ctx, c, busy, nap)
+		return func() error {
+			next := 0
+			for chunk, err := range run.Readable(ctx, "", 0) {
+				var i int
+				if err == nil {
+					err = chunk.Decode(&i)
+				}
+				if err == nil && i != next {
+					err = fmt.Errorf("read chunk %d, want %d", i, next)
+				}
+				if err != nil {
+					return err
+				}
+				next++
+			}
+			if next < 10 {
+				return fmt.Errorf("read %d chunks", next)
+			}
+			return nil
+		}, err
+	}},
+}
+
 // Rate runs the kind's wait, which must outlast nap - 1 s and succeed, and
 // returns the requests a second counter saw after the waiter's first
 // second, up to a second before the run wakes. Calls of the operations in

@@ -15,66 +15,6 @@ import (
 // notify, once its first second is over: requests a second.
 const waiterMaxRate = 5.0
 
-// busy takes steps of 50 ms, each writing a chunk to the run's stream,
-// for the length of a nap: its waiters find something new at every check.
-var (
-	busyStep = workflow.DefineStep("aws-test.busy-step", func(ctx context.Context, i int) (int, error) {
-		time.Sleep(50 * time.Millisecond)
-		w, err := workflow.Writer[int](ctx, "")
-		if err == nil {
-			err = w.Write(i)
-		}
-		return i + 1, err
-	})
-	busy = workflow.Define("aws-test.busy", func(ctx workflow.Context, nap time.Duration) (int, error) {
-		n := 0
-		for start := workflow.Now(ctx); workflow.Now(ctx).Sub(start) < nap; {
-			var err error
-			if n, err = busyStep.Call(ctx, n); err != nil {
-				return n, err
-			}
-		}
-		return n, nil
-	})
-)
-
-// The waiters of a busy run, beside waitrate's waiters of a sleeping one.
-var busyWaiters = []waitrate.Kind{
-	{Name: "result of a busy run", Prepare: func(ctx context.Context, c *workflow.Client, nap time.Duration) (func() error, error) {
-		run, err := workflow.Start(ctx, c, busy, nap)
-		return func() error {
-			n, err := run.Result(ctx)
-			if err == nil && n < 10 {
-				err = fmt.Errorf("the busy run took %d steps", n)
-			}
-			return err
-		}, err
-	}},
-	{Name: "readable of a busy run", Prepare: func(ctx context.Context, c *workflow.Client, nap time.Duration) (func() error, error) {
-		run, err := workflow.Start(ctx, c, busy, nap)
-		return func() error {
-			next := 0
-			for chunk, err := range run.Readable(ctx, "", 0) {
-				var i int
-				if err == nil {
-					err = chunk.Decode(&i)
-				}
-				if err == nil && i != next {
-					err = fmt.Errorf("read chunk %d, want %d", i, next)
-				}
-				if err != nil {
-					return err
-				}
-				next++
-			}
-			if next < 10 {
-				return fmt.Errorf("read %d chunks", next)
-			}
-			return nil
-		}, err
-	}},
-}
-
 // Every kind of waiter backs off, whether the run it waits on sleeps or
 // keeps appending: after its first second, at most waiterMaxRate requests
 // a second. Each waiter runs on a World of its own (same resources), so
@@ -84,7 +24,7 @@ func TestWaitersBackOff(t *testing.T) {
 	ctx, stop := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer stop()
 	go workflow.NewWorker(w, workflow.WorkerOptions{}).Run(ctx)
-	for _, k := range append(waitrate.Kinds, busyWaiters...) {
+	for _, k := range append(waitrate.Kinds, waitrate.BusyKinds...) {
 		t.Run(k.Name, func(t *testing.T) {
 			waiter, err := New(emulatorConfig(t), w.Options())
 			if err != nil {

@@ -12,7 +12,8 @@
 //
 // newWorld is called once per scenario and may return a fresh World or a
 // shared one: scenarios use unique tokens and run one after another, each
-// with its own worker. Each takes well under two seconds on a local World.
+// with its own worker. Each takes well under two seconds on a local World,
+// but for the waiter scenarios, which measure a waiter for four.
 package flowtest
 
 import (
@@ -30,7 +31,7 @@ import (
 
 // Run runs every scenario against the Worlds newWorld returns.
 func Run(t *testing.T, newWorld func(t *testing.T) world.World) {
-	for _, s := range scenarios {
+	for _, s := range append(scenarios, waiterScenarios()...) {
 		t.Run(s.name, func(t *testing.T) { s.run(t, newEnv(t, newWorld(t))) })
 	}
 	for _, s := range releaseScenarios {
