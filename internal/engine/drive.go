@@ -19,13 +19,7 @@ const maxAppend = 64
 
 // drive replays the log, then runs the workflow live.
 func (inv *invocation) drive(events []world.Event) error {
-	inv.replaying = true
-	started := false
-	for _, ev := range events {
-		started = started || ev.Type == world.RunStarted
-		inv.apply(ev)
-	}
-	inv.replaying = false
+	inv.replayLog(events)
 	if inv.fatal == nil && !inv.terminal && inv.lastSlot.Load() >= int64(inv.e.maxEvents()) {
 		// Outside writers filled the log to its limit (they stop there):
 		// the run can write nothing more, not even its result.
@@ -35,10 +29,6 @@ func (inv *invocation) drive(events []world.Event) error {
 		// A deployment problem, not the run's fault: leave the message for a
 		// worker that knows the workflow (or for the dead-letter queue).
 		return inv.fatal
-	}
-	if !started && !inv.terminal {
-		inv.bufferEvent(world.RunStarted, "", nil)
-		inv.mergeUpdate(world.RunUpdate{Status: world.StatusRunning})
 	}
 	wake := inv.watch()
 	for {
@@ -83,6 +73,22 @@ const (
 
 // loop drives the run live until it ends or the invocation must stop. It
 // writes everything it buffered before it returns suspended or outOfTime.
+// replayLog applies the run's log, then buffers the run's start unless
+// the log records it: what an invocation does before it goes live.
+func (inv *invocation) replayLog(events []world.Event) {
+	inv.replaying = true
+	started := false
+	for _, ev := range events {
+		started = started || ev.Type == world.RunStarted
+		inv.apply(ev)
+	}
+	inv.replaying = false
+	if !started && !inv.terminal {
+		inv.bufferEvent(world.RunStarted, "", nil)
+		inv.mergeUpdate(world.RunUpdate{Status: world.StatusRunning})
+	}
+}
+
 func (inv *invocation) loop(wake <-chan struct{}) (loopEnd, error) {
 	budget := inv.budgetTimer()
 	var lazy <-chan time.Time

@@ -41,8 +41,8 @@ func startTestRun(t *testing.T, w world.World) {
 	}
 }
 
-// replayed returns an invocation of the run that has replayed its log and
-// buffered its start, as drive does before it goes live.
+// replayed returns an invocation of the run that has replayed its log, as
+// drive does before it goes live.
 func replayed(t *testing.T, e *Engine) *invocation {
 	t.Helper()
 	ctx := context.Background()
@@ -56,19 +56,9 @@ func replayed(t *testing.T, e *Engine) *invocation {
 	}
 	inv := newInvocation(ctx, e, run)
 	t.Cleanup(inv.close)
-	inv.replaying = true
-	started := false
-	for _, ev := range events {
-		started = started || ev.Type == world.RunStarted
-		inv.apply(ev)
-	}
-	inv.replaying = false
+	inv.replayLog(events)
 	if inv.fatal != nil {
 		t.Fatal(inv.fatal)
-	}
-	if !started {
-		inv.bufferEvent(world.RunStarted, "", nil)
-		inv.mergeUpdate(world.RunUpdate{Status: world.StatusRunning})
 	}
 	return inv
 }
