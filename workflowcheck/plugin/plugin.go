@@ -9,7 +9,7 @@
 //	plugins:
 //	  - module: github.com/lambdaworkflow/workflow/workflowcheck
 //	    import: github.com/lambdaworkflow/workflow/workflowcheck/plugin
-//	    version: latest # or a tag, workflowcheck/vX.Y.Z, or a commit
+//	    version: latest # or vX.Y.Z (the tag workflowcheck/vX.Y.Z), or a commit
 //	    # or, from a checkout of this repository:
 //	    # path: ../workflow/workflowcheck
 //
