@@ -76,6 +76,9 @@ var goldenScenarios = map[string]func(t *testing.T, env *workflowtest.Env) []str
 		parent := finish(t, workflowtest.Start(env, goldenChild, "c-1", workflow.WithRunID("golden-child")))
 		return append(parent, "golden-child-1")
 	},
+	"patched": func(t *testing.T, env *workflowtest.Env) []string {
+		return finish(t, workflowtest.Start(env, goldenPatched, 7, workflow.WithRunID("golden-patched")))
+	},
 	"attributes": func(t *testing.T, env *workflowtest.Env) []string {
 		return finish(t, workflowtest.Start(env, goldenAttributes, "cust-7", workflow.WithRunID("golden-attributes")))
 	},
@@ -160,6 +163,7 @@ func TestGoldenLogsCoverEveryEventType(t *testing.T) {
 		world.StepCreated, world.StepStarted, world.StepCompleted, world.StepFailed, world.StepRetrying,
 		world.WaitCreated, world.WaitCompleted, world.HookCreated, world.HookReceived, world.HookConflict,
 		world.HookDisposed, world.ChildCreated, world.ChildCompleted, world.AttributesSet,
+		world.PatchMarker,
 	} {
 		if !seen[typ] {
 			t.Errorf("no golden log holds a %s event", typ)

@@ -191,3 +191,11 @@ var goldenDesk = workflow.Define("golden.desk", func(ctx workflow.Context, force
 	}
 	return "served " + who, err
 })
+
+// goldenPatched takes the patched branch of a change, as a new run does.
+var goldenPatched = workflow.Define("golden.patched", func(ctx workflow.Context, n int) (int, error) {
+	if workflow.Patched(ctx, "golden-triple") {
+		return goldenDouble.Call(ctx, 3*n)
+	}
+	return goldenDouble.Call(ctx, n)
+})

@@ -71,6 +71,7 @@ const (
 	ChildCreated   EventType = "child_created"
 	ChildCompleted EventType = "child_completed"
 	AttributesSet  EventType = "attributes_set"
+	PatchMarker    EventType = "patch_marker"
 )
 
 // Event is one entry of a run's append-only log.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/lambdaworkflow/workflow/world"
@@ -76,15 +77,19 @@ const (
 // replayLog applies the run's log, then buffers the run's start unless
 // the log records it: what an invocation does before it goes live.
 func (inv *invocation) replayLog(events []world.Event) {
+	inv.expectRecorded(events)
 	inv.replaying = true
 	started := false
-	for _, ev := range events {
+	for i, ev := range events {
 		started = started || ev.Type == world.RunStarted
+		inv.ahead = len(events) - 1 - i
 		inv.apply(ev)
 	}
 	inv.replaying = false
 	if !started && !inv.terminal {
-		inv.bufferEvent(world.RunStarted, "", nil)
+		// First in the buffer, before a patch marker the first pass of the
+		// workflow may have buffered.
+		inv.buffer = slices.Insert(inv.buffer, 0, newPending(world.RunStarted, "", nil, inv.e.now()))
 		inv.mergeUpdate(world.RunUpdate{Status: world.StatusRunning})
 	}
 }
@@ -183,12 +188,12 @@ func (inv *invocation) needsFlush() bool {
 
 // lazy reports whether an event may wait in the buffer while steps run,
 // to be written with the next result (or after lazyFlush): it records that
-// something began (the run, a durable call, a step attempt), which nothing
-// waits on. Writing the run's start eagerly would put a write between the
+// something began (the run, a durable call, a step attempt, a patched
+// branch), which nothing waits on. Writing the run's start eagerly would put a write between the
 // run's first steps and their start, and cost every run a write.
 func lazy(t world.EventType) bool {
 	_, creates := creationKind[t]
-	return creates || t == world.StepStarted || t == world.RunStarted
+	return creates || t == world.StepStarted || t == world.RunStarted || t == world.PatchMarker
 }
 
 // budgetTimer fires when the invocation should stop taking work and hand
@@ -342,11 +347,15 @@ func (inv *invocation) flush() error {
 // it happens: a step's step_created and step_started, written lazily with
 // its result, keep the times the step was created and started.
 func (inv *invocation) bufferEvent(t world.EventType, corr string, payload any) {
-	ev := world.Event{Type: t, CorrelationID: corr, CreatedAt: inv.e.now()}
+	inv.buffer = append(inv.buffer, newPending(t, corr, payload, inv.e.now()))
+}
+
+func newPending(t world.EventType, corr string, payload any, at time.Time) pending {
+	ev := world.Event{Type: t, CorrelationID: corr, CreatedAt: at}
 	if payload != nil {
 		ev.Payload = mustJSON(payload)
 	}
-	inv.buffer = append(inv.buffer, pending{ev: ev, key: eventKey(ev)})
+	return pending{ev: ev, key: eventKey(ev)}
 }
 
 func (inv *invocation) mergeUpdate(u world.RunUpdate) {
@@ -382,6 +391,10 @@ func eventKey(ev world.Event) string {
 	case world.HookReceived:
 		if p, err := decodePayload[hookReceivedPayload](ev); err == nil {
 			key += "/" + p.ResumeID
+		}
+	case world.PatchMarker:
+		if p, err := decodePayload[patchMarkerPayload](ev); err == nil {
+			key += "/" + p.Patch
 		}
 	}
 	return key

@@ -27,6 +27,10 @@ type invocation struct {
 	rng       *rand.Rand
 	now       time.Time // deterministic workflow time
 	replaying bool
+	ahead     int // recorded events after the one being replayed; 0 once live
+
+	patches         map[string]bool // Patched's answers, by patch ID
+	recordedPatches map[string]bool // patch IDs the log holds a marker for
 
 	lastSlot atomic.Int64 // the last slot applied; read by the watcher
 	writing  atomic.Int64 // the last slot of our latest append, set before it is sent; read by the watcher
@@ -66,6 +70,9 @@ func newInvocation(ctx context.Context, e *Engine, run world.Run) *invocation {
 		rng:     rand.New(rand.NewPCG(seed.Sum64(), 0x9e3779b97f4a7c15)),
 		results: make(chan stepResult),
 		closed:  make(chan struct{}),
+
+		patches:         map[string]bool{},
+		recordedPatches: map[string]bool{},
 	}
 	return inv
 }
@@ -133,6 +140,10 @@ func (inv *invocation) applyEvent(ev world.Event) error {
 	case world.RunCompleted, world.RunFailed, world.RunCancelled:
 		inv.terminal = true
 		return nil
+	case world.PatchMarker:
+		p, err := decodePayload[patchMarkerPayload](ev)
+		inv.recordedPatches[p.Patch] = true
+		return err
 	}
 	if kind, ok := creationKind[ev.Type]; ok {
 		return inv.applyCreation(ev, kind)

@@ -26,11 +26,13 @@ func (e *Engine) Replay(ctx context.Context, events []world.Event) error {
 	run := world.Run{ID: events[0].RunID, Workflow: created.Workflow, Input: created.Input, Attributes: created.Attributes}
 	inv := newInvocation(ctx, e, run)
 	defer inv.close()
+	inv.expectRecorded(events)
 	inv.replaying = true
-	for _, ev := range events {
+	for i, ev := range events {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		inv.ahead = len(events) - 1 - i
 		inv.apply(ev)
 		switch {
 		case inv.fatal != nil:

@@ -61,6 +61,7 @@ var scenarios = []scenario{
 	{"ReleaseSeesLateEvents", releaseSeesLateEvents},
 	{"SecondDeliveryIsDeferred", secondDeliveryIsDeferred},
 	{"StalledHolderIsFenced", stalledHolderIsFenced},
+	{"PatchAcrossADeploy", patchAcrossADeploy},
 }
 
 // env is one scenario's World, client and worker.
