@@ -189,8 +189,9 @@ func (inv *invocation) needsFlush() bool {
 // lazy reports whether an event may wait in the buffer while steps run,
 // to be written with the next result (or after lazyFlush): it records that
 // something began (the run, a durable call, a step attempt, a patched
-// branch), which nothing waits on. Writing the run's start eagerly would put a write between the
-// run's first steps and their start, and cost every run a write.
+// branch), which nothing waits on. Writing the run's start eagerly would
+// put a write between the run's first steps and their start, and cost
+// every run a write.
 func lazy(t world.EventType) bool {
 	_, creates := creationKind[t]
 	return creates || t == world.StepStarted || t == world.RunStarted || t == world.PatchMarker
