@@ -40,7 +40,14 @@ type WorkerOptions struct {
 	// "https://example.com"; Webhook.URL builds on it.
 	WebhookBaseURL string
 	// Clock replaces time.Now (the test harness skips time with it).
-	Clock  func() time.Time
+	Clock func() time.Time
+	// Logger receives the worker's log lines (default slog.Default()):
+	// runs starting, suspending, resuming and ending at Info, step
+	// attempts at Debug, retries at Warn, failures at Error, each with
+	// run_id and workflow, and step, step_id and attempt for steps. The
+	// context of each line is the invocation's (ctx of Process or Run), so
+	// a handler can add what it carries, as the Lambda adapter adds
+	// aws_request_id. Logger and StepLogger build on it.
 	Logger *slog.Logger
 }
 

@@ -93,7 +93,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case err != nil && r.Context().Err() != nil:
 		return // the caller has gone
 	case err != nil:
-		h.logger.Error("workflow: webhook call failed", "err", redact(err, token))
+		h.logger.ErrorContext(r.Context(), "workflow: webhook call failed", "err", redact(err, token))
 		w.WriteHeader(http.StatusInternalServerError)
 		return
 	}
@@ -101,7 +101,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Part of the body is out and the rest will not come (the step
 		// was retried, or the run ended): cut the connection so the caller
 		// sees a broken response, not a short one that looks complete.
-		h.logger.Error("workflow: webhook response broke off", "err", redact(err, token))
+		h.logger.ErrorContext(r.Context(), "workflow: webhook response broke off", "err", redact(err, token))
 		panic(http.ErrAbortHandler)
 	}
 }

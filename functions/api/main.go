@@ -12,10 +12,12 @@ import (
 
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/examples/lambdaapp"
+	"github.com/lambdaworkflow/workflow/lambda/lambdalog"
 	"github.com/lambdaworkflow/workflow/world/aws"
 )
 
 func main() {
+	lambdalog.Setup()
 	w, err := aws.FromEnv(context.Background())
 	if err != nil {
 		slog.Error("api: cannot build the AWS World", "err", err)

@@ -14,11 +14,13 @@ import (
 	"github.com/aws/aws-lambda-go/lambdaurl"
 
 	"github.com/lambdaworkflow/workflow"
+	"github.com/lambdaworkflow/workflow/lambda/lambdalog"
 	"github.com/lambdaworkflow/workflow/webhook"
 	"github.com/lambdaworkflow/workflow/world/aws"
 )
 
 func main() {
+	lambdalog.Setup()
 	w, err := aws.FromEnv(context.Background())
 	if err != nil {
 		slog.Error("webhook: cannot build the AWS World", "err", err)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"log/slog"
 	"slices"
 	"time"
 
@@ -79,6 +80,7 @@ const (
 func (inv *invocation) replayLog(events []world.Event) {
 	inv.expectRecorded(events)
 	inv.replaying = true
+	inv.seenUntil = lastSeen(events)
 	started := false
 	for i, ev := range events {
 		started = started || ev.Type == world.RunStarted
@@ -86,11 +88,16 @@ func (inv *invocation) replayLog(events []world.Event) {
 		inv.apply(ev)
 	}
 	inv.replaying = false
-	if !started && !inv.terminal {
+	switch {
+	case inv.terminal:
+	case !started:
+		inv.logAt(slog.LevelInfo, "workflow: run started")
 		// First in the buffer, before a patch marker the first pass of the
 		// workflow may have buffered.
 		inv.buffer = slices.Insert(inv.buffer, 0, newPending(world.RunStarted, "", nil, inv.e.now()))
 		inv.mergeUpdate(world.RunUpdate{Status: world.StatusRunning})
+	default:
+		inv.logAt(slog.LevelInfo, "workflow: run resumed", "replayed_events", len(events))
 	}
 }
 
@@ -429,6 +436,7 @@ func (inv *invocation) nextDue() time.Time {
 // only suspends with an empty buffer, and the lease is released first, so
 // that no wake-up reaches another invocation while this one holds it.
 func (inv *invocation) suspend() error {
+	inv.logSuspend()
 	for _, op := range inv.ops {
 		if op.done || !op.buffered {
 			continue
@@ -455,5 +463,6 @@ func (inv *invocation) suspend() error {
 // written the buffer, and the lease is released, so the fresh invocation
 // can take the run at once.
 func (inv *invocation) handoff() error {
+	inv.logAt(slog.LevelInfo, "workflow: out of time; handing the run off to a fresh invocation", "last_slot", inv.lastSlot.Load())
 	return inv.e.World.Enqueue(inv.ctx, world.Message{RunID: inv.run.ID, DedupKey: inv.run.ID + "/handoff/" + itoa(int(inv.lastSlot.Load()))})
 }

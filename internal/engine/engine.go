@@ -46,7 +46,8 @@ type Engine struct {
 	WebhookBaseURL string
 	// StepOverrides replaces steps by name (the test harness mocks steps).
 	StepOverrides map[string]StepFunc
-	Logger        *slog.Logger
+	// Logger receives the engine's log lines (slog.Default() if nil).
+	Logger *slog.Logger
 }
 
 // DefaultMaxEvents is the per-run event ceiling unless configured.
@@ -142,7 +143,7 @@ func (e *Engine) Process(ctx context.Context, runID string) error {
 		err = inv.drive(events)
 	}
 	if err != nil && inv.leaseLost(err) {
-		e.logger().Warn("workflow: another invocation took the run over; this one stops", "run", runID)
+		inv.logAt(slog.LevelWarn, "workflow: another invocation took the run over; this one stops")
 		return nil
 	}
 	return err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"log/slog"
 	"math/rand/v2"
 	"strconv"
 	"sync/atomic"
@@ -21,13 +22,15 @@ type invocation struct {
 	e      *Engine
 	run    world.Run
 	lease  *runLease
+	log    *slog.Logger
 
 	created   runCreatedPayload
 	sched     *scheduler
 	rng       *rand.Rand
 	now       time.Time // deterministic workflow time
 	replaying bool
-	ahead     int // recorded events after the one being replayed; 0 once live
+	seenUntil int64 // the last slot some invocation applied live; see quiet
+	ahead     int   // recorded events after the one being replayed; 0 once live
 
 	patches         map[string]bool // Patched's answers, by patch ID
 	recordedPatches map[string]bool // patch IDs the log holds a marker for
@@ -66,6 +69,7 @@ func newInvocation(ctx context.Context, e *Engine, run world.Run) *invocation {
 		e:       e,
 		run:     run,
 		lease:   newRunLease(e.World),
+		log:     e.newRunLogger(run),
 		sched:   newScheduler(),
 		rng:     rand.New(rand.NewPCG(seed.Sum64(), 0x9e3779b97f4a7c15)),
 		results: make(chan stepResult),
@@ -112,6 +116,9 @@ func (inv *invocation) apply(ev world.Event) {
 	}
 	inv.lastSlot.Store(ev.Slot)
 	if ev.Type == world.RunCompleted || ev.Type == world.RunFailed || ev.Type == world.RunCancelled {
+		if !inv.terminal && !inv.replaying {
+			inv.logEnd(ev)
+		}
 		inv.terminal = true
 	}
 	if inv.fatal != nil || inv.terminal {

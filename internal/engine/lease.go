@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -90,7 +91,7 @@ func (inv *invocation) heartbeat(stop <-chan struct{}, ttl time.Duration) {
 			inv.cancel(errLeaseLost)
 			return
 		case err != nil && inv.ctx.Err() == nil:
-			inv.e.logger().Warn("workflow: renewing the run's lease failed; retrying", "run", inv.run.ID, "err", err)
+			inv.logAt(slog.LevelWarn, "workflow: renewing the run's lease failed; retrying", "err", err)
 		}
 	}
 }
@@ -139,6 +140,8 @@ func (inv *invocation) appendEvents(from int64, evs []world.Event, update *world
 // acted on beside the holder.
 func (inv *invocation) deferToHolder(held world.Lease) error {
 	wait := max(time.Until(held.Until), 0) + deferSlack
+	inv.logAt(slog.LevelInfo, "workflow: another invocation drives the run; this delivery is deferred to it",
+		"lease_until", held.Until.UTC().Format(time.RFC3339Nano))
 	return inv.e.World.Enqueue(inv.ctx, world.Message{
 		RunID: inv.run.ID, DeliverAt: inv.e.now().Add(wait), DedupKey: inv.run.ID + "/deferred",
 	})

@@ -27,7 +27,7 @@ func (e *Engine) Replay(ctx context.Context, events []world.Event) error {
 	inv := newInvocation(ctx, e, run)
 	defer inv.close()
 	inv.expectRecorded(events)
-	inv.replaying = true
+	inv.replaying, inv.seenUntil = true, replayAll
 	for i, ev := range events {
 		if err := ctx.Err(); err != nil {
 			return err

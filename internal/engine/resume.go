@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/lambdaworkflow/workflow/world"
@@ -124,6 +125,6 @@ func (c *Ctx) RejectMessage(resumeID string, frame []byte) {
 		err = inv.e.World.CloseStream(inv.ctx, name)
 	}
 	if err != nil && !errors.Is(err, world.ErrStreamClosed) {
-		inv.e.logger().Warn("workflow: telling a caller its message was rejected failed", "run", inv.run.ID, "err", err)
+		inv.logAt(slog.LevelWarn, "workflow: telling a caller its message was rejected failed", "err", err)
 	}
 }

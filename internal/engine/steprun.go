@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"time"
 
@@ -17,6 +18,8 @@ type StepInfo struct {
 	Name    string
 	Attempt int // 1 on the first attempt
 	World   world.World
+	// Logger is the run's logger with the step's attributes.
+	Logger *slog.Logger
 	// Now is the engine's clock, for steps that write to other runs' logs.
 	Now func() time.Time
 }
@@ -51,13 +54,16 @@ func (inv *invocation) launch(op *Op) {
 		op.step.settled = true
 		err := fmt.Errorf("step %q: attempt %d was interrupted and no retries are left", op.Name, op.step.attempt)
 		inv.bufferEvent(world.StepFailed, op.ID(), stepFailedPayload{Attempt: op.step.attempt, Error: inv.e.Errors.Encode(err)})
+		inv.logAt(slog.LevelError, "workflow: step given up", append(stepArgs(op, op.step.attempt), "err", err)...)
 		return
 	}
 	op.step.attempt++
 	op.step.running = true
 	inv.running++
 	inv.bufferEvent(world.StepStarted, op.ID(), stepStartedPayload{Attempt: op.step.attempt})
-	info := StepInfo{RunID: inv.run.ID, StepID: op.ID(), Name: op.Name, Attempt: op.step.attempt, World: inv.e.World, Now: inv.e.now}
+	inv.logAt(slog.LevelDebug, "workflow: step attempt started", stepArgs(op, op.step.attempt)...)
+	info := StepInfo{RunID: inv.run.ID, StepID: op.ID(), Name: op.Name, Attempt: op.step.attempt, World: inv.e.World, Now: inv.e.now,
+		Logger: inv.log.With(stepArgs(op, op.step.attempt)...)}
 	ctx := context.WithValue(inv.ctx, stepInfoKey{}, info)
 	go func(attempt int, input json.RawMessage) {
 		out, err := callStep(ctx, def, input)
@@ -102,6 +108,7 @@ func (inv *invocation) recordStepResult(r stepResult) {
 	if r.err == nil {
 		op.step.settled = true
 		inv.bufferEvent(world.StepCompleted, op.ID(), stepCompletedPayload{Output: r.output})
+		inv.logAt(slog.LevelDebug, "workflow: step completed", stepArgs(op, r.attempt)...)
 		return
 	}
 	def := op.step.def
@@ -110,6 +117,11 @@ func (inv *invocation) recordStepResult(r stepResult) {
 	if !retry || r.attempt > def.MaxRetries {
 		op.step.settled = true
 		inv.bufferEvent(world.StepFailed, op.ID(), stepFailedPayload{Attempt: r.attempt, Error: encoded})
+		why := "workflow: step failed; the error is not retryable"
+		if retry {
+			why = "workflow: step failed; no retries left"
+		}
+		inv.logAt(slog.LevelError, why, append(stepArgs(op, r.attempt), "err", r.err)...)
 		return
 	}
 	if after <= 0 && def.Backoff != nil {
@@ -117,6 +129,8 @@ func (inv *invocation) recordStepResult(r stepResult) {
 	}
 	op.step.retryAt = inv.e.now().Add(after)
 	inv.bufferEvent(world.StepRetrying, op.ID(), stepFailedPayload{Attempt: r.attempt, Error: encoded, RetryAt: op.step.retryAt})
+	inv.logAt(slog.LevelWarn, "workflow: step attempt failed; retrying",
+		append(stepArgs(op, r.attempt), "err", r.err, "retry_at", op.step.retryAt.UTC().Format(time.RFC3339Nano))...)
 }
 
 // DefaultBackoff doubles from one second, capped at a minute.

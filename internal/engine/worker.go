@@ -81,7 +81,7 @@ func (w *Worker) Handle(ctx context.Context, d world.Delivery) error {
 		return err
 	}
 	if err != nil {
-		w.Engine.logger().Error("workflow: processing run failed; it will be retried", "run", d.RunID, "attempt", d.Attempt, "err", err)
+		w.Engine.logger().Error("workflow: processing run failed; it will be retried", LogRunID, d.RunID, "attempt", d.Attempt, "err", err)
 		return err
 	}
 	return w.Engine.World.Ack(ctx, d)
@@ -94,7 +94,7 @@ func (w *Worker) release(ctx context.Context, d world.Delivery) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	if err := w.Engine.World.Release(ctx, d); err != nil {
-		w.Engine.logger().Warn("workflow: releasing a message failed; it returns after its visibility timeout", "run", d.RunID, "err", err)
+		w.Engine.logger().Warn("workflow: releasing a message failed; it returns after its visibility timeout", LogRunID, d.RunID, "err", err)
 	}
 }
 

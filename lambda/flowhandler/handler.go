@@ -37,6 +37,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/lambdaworkflow/workflow"
+	"github.com/lambdaworkflow/workflow/lambda/lambdalog"
 	"github.com/lambdaworkflow/workflow/world"
 	"github.com/lambdaworkflow/workflow/world/aws"
 )
@@ -55,7 +56,15 @@ type Deliveries interface {
 // (the webhook function's URL) unless opts sets WebhookBaseURL. It does
 // not return. A World that cannot be built is an init error: Lambda
 // reports it and the message is delivered again later.
+//
+// Unless opts sets a Logger, the function logs JSON lines with each
+// invocation's aws_request_id (package lambdalog), at the level of its
+// LoggingConfig.
 func Start(opts workflow.WorkerOptions) {
+	logger := lambdalog.Setup()
+	if opts.Logger == nil {
+		opts.Logger = logger
+	}
 	if opts.WebhookBaseURL == "" {
 		opts.WebhookBaseURL = os.Getenv("WORKFLOW_WEBHOOK_BASE_URL")
 	}
@@ -87,12 +96,12 @@ func Handler(worker *workflow.Worker, d Deliveries) func(context.Context, events
 				// Not a message the World sent: retrying cannot help, but
 				// failing it lets the redrive policy park it in the DLQ
 				// where someone will see it.
-				slog.Error("flow: undecodable message", "messageId", m.MessageId, "err", err)
+				slog.ErrorContext(ctx, "flow: undecodable message", "message_id", m.MessageId, "err", err)
 				fail(m)
 				continue
 			}
 			if err := d.Delivered(ctx, msg); err != nil {
-				slog.Error("flow: reporting delivery failed", "run", msg.RunID, "err", err)
+				slog.ErrorContext(ctx, "flow: reporting delivery failed", "run_id", msg.RunID, "err", err)
 				fail(m)
 				continue
 			}
@@ -111,7 +120,7 @@ func Handler(worker *workflow.Worker, d Deliveries) func(context.Context, events
 			if errs[i] == nil {
 				continue
 			}
-			slog.Error("flow: processing run failed; its message will be delivered again", "run", runID, "err", errs[i])
+			slog.ErrorContext(ctx, "flow: processing run failed; its message will be delivered again", "run_id", runID, "err", errs[i])
 			for _, m := range byRun[runID] {
 				fail(m)
 			}
@@ -125,7 +134,7 @@ func Handler(worker *workflow.Worker, d Deliveries) func(context.Context, events
 func process(ctx context.Context, worker *workflow.Worker, runID string) error {
 	err := worker.Process(ctx, runID)
 	if errors.Is(err, world.ErrRunNotFound) {
-		slog.Warn("flow: message for a run that does not exist; dropped", "run", runID)
+		slog.WarnContext(ctx, "flow: message for a run that does not exist; dropped", "run_id", runID)
 		return nil
 	}
 	return err
