@@ -432,11 +432,14 @@ func (inv *invocation) nextDue() time.Time {
 }
 
 // suspend schedules a wake-up for every timer and delayed retry and ends
-// the invocation; hooks and children wake the run by themselves. The loop
+// the invocation; hooks and children wake the run by themselves. A run
+// with nothing scheduled is marked idle: until its log grows, a delivery
+// for it has nothing to do (see idleRuns). The loop
 // only suspends with an empty buffer, and the lease is released first, so
 // that no wake-up reaches another invocation while this one holds it.
 func (inv *invocation) suspend() error {
 	inv.logSuspend()
+	scheduled := false
 	for _, op := range inv.ops {
 		if op.done || !op.buffered {
 			continue
@@ -454,6 +457,10 @@ func (inv *invocation) suspend() error {
 		if err := inv.e.World.Enqueue(inv.ctx, msg); err != nil {
 			return err
 		}
+		scheduled = true
+	}
+	if !scheduled {
+		inv.e.idle.mark(inv.run.ID, inv.lastSlot.Load())
 	}
 	return nil
 }

@@ -48,6 +48,8 @@ type Engine struct {
 	StepOverrides map[string]StepFunc
 	// Logger receives the engine's log lines (slog.Default() if nil).
 	Logger *slog.Logger
+
+	idle idleRuns
 }
 
 // DefaultMaxEvents is the per-run event ceiling unless configured.
@@ -118,6 +120,9 @@ func (e *Engine) Process(ctx context.Context, runID string) error {
 	run, err := e.World.GetRun(ctx, runID)
 	if err != nil {
 		return err
+	}
+	if !run.Status.Terminal() && e.idle.unchanged(runID, run.LastSlot) {
+		return nil // nothing new since this process suspended the run
 	}
 	inv := newInvocation(ctx, e, run)
 	defer inv.close()

@@ -1,0 +1,35 @@
+package aws
+
+import (
+	"testing"
+
+	"github.com/lambdaworkflow/workflow"
+)
+
+// A delivery for a run waiting on a hook, with nothing new in its log since
+// this worker suspended it, costs one read of the run: no log read, no
+// lease, no replay.
+func TestNothingNewCostsOneRead(t *testing.T) {
+	w := newTestWorld(t)
+	ctx := t.Context()
+	worker := workflow.NewWorker(w, workflow.WorkerOptions{})
+	run, err := workflow.Start(ctx, workflow.NewClient(w), awsWaiter, "aws-idle:"+t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := worker.Process(ctx, run.ID); err != nil {
+		t.Fatal(err)
+	}
+	w.ResetCalls()
+	if err := worker.Process(ctx, run.ID); err != nil {
+		t.Fatal(err)
+	}
+	calls := w.Calls()
+	var total int64
+	for _, n := range calls {
+		total += n
+	}
+	if total != 1 {
+		t.Errorf("a delivery with nothing new made %v, want one read of the run", calls)
+	}
+}
