@@ -2,72 +2,58 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"io"
-	"maps"
-	"slices"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/lambdaworkflow/workflow/internal/timeline"
 	"github.com/lambdaworkflow/workflow/world"
-	"github.com/lambdaworkflow/workflow/world/local"
 )
 
-type attrFlags map[string]string
-
-func (a attrFlags) String() string { return fmt.Sprint(map[string]string(a)) }
-
-func (a attrFlags) Set(v string) error {
-	k, val, ok := strings.Cut(v, "=")
-	if !ok || k == "" {
-		return fmt.Errorf("--attr wants key=value, got %q", v)
-	}
-	a[k] = val
-	return nil
-}
-
-func inspectRuns(ctx context.Context, args []string, out io.Writer) error {
-	fs, dir := newFlags("inspect runs")
-	status := fs.String("status", "", "only runs in this status (pending, running, completed, failed, cancelled)")
-	name := fs.String("workflow", "", "only runs of this workflow")
+func inspectRuns(ctx context.Context, env *env, args []string) error {
+	fs, wf := newFlags("inspect runs", env)
+	filters := registerRunFilters(fs)
 	limit := fs.Int("limit", 50, "at most this many runs")
-	attrs := attrFlags{}
-	fs.Var(attrs, "attr", "only runs with this attribute (key=value), repeatable")
-	if rest, err := parse(fs, args); err != nil {
+	if err := noArgs(fs, args); err != nil {
 		return err
-	} else if len(rest) > 0 {
-		return fmt.Errorf("%w: unexpected %q", errUsage, rest[0])
 	}
-	w, err := local.Open(*dir)
+	w, err := wf.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer w.Close()
-	page, err := w.ListRuns(ctx, world.RunFilter{Workflow: *name, Status: world.RunStatus(*status), Attributes: attrs, Limit: *limit})
-	if err != nil {
-		return err
-	}
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN ID\tWORKFLOW\tSTATUS\tCREATED\tEVENTS\tATTRIBUTES")
-	for _, r := range page.Runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", r.ID, r.Workflow, r.Status, r.CreatedAt.Local().Format(time.DateTime), r.LastSlot, formatAttrs(r.Attributes))
-	}
-	if page.NextCursor != "" {
-		fmt.Fprintf(tw, "… more runs: raise --limit\n")
+	tw := tabwriter.NewWriter(env.out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN ID\tWORKFLOW\tSTATUS\tCREATED\tUPDATED\tEVENTS\tATTRIBUTES")
+	n := 0
+	for r, err := range filters.runs(ctx, w) {
+		if err != nil {
+			return err
+		}
+		if n == *limit {
+			fmt.Fprintf(tw, "… more runs: raise --limit\n")
+			break
+		}
+		n++
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.ID, r.Workflow, r.Status, r.CreatedAt.Local().Format(time.DateTime),
+			r.UpdatedAt.Local().Format(time.DateTime), r.LastSlot, formatAttrs(r.Attributes))
 	}
 	return tw.Flush()
 }
 
-func inspectRun(ctx context.Context, args []string, out io.Writer) error {
-	fs, dir := newFlags("inspect run")
+func inspectRun(ctx context.Context, env *env, args []string) error {
+	fs, wf := newFlags("inspect run", env)
 	asJSON := fs.Bool("json", false, "print the run's event log as JSON, as workflow.Replay reads it")
+	follow := fs.Bool("follow", false, "keep printing the run's events as they are written, until it ends")
+	full := fs.Bool("full", false, "print payloads whole instead of shortened")
 	id, err := oneRunID(fs, args)
 	if err != nil {
 		return err
 	}
-	w, err := local.Open(*dir)
+	if *asJSON && *follow {
+		return fmt.Errorf("%w: --json prints a whole log; it does not --follow", errUsage)
+	}
+	w, err := wf.open(ctx)
 	if err != nil {
 		return err
 	}
@@ -81,26 +67,63 @@ func inspectRun(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	if *asJSON {
-		return timeline.WriteJSON(out, events)
+		return timeline.WriteJSON(env.out, events)
 	}
-	fmt.Fprintf(out, "run       %s\nworkflow  %s\nstatus    %s\ncreated   %s\n", r.ID, r.Workflow, r.Status, r.CreatedAt.Local().Format(time.RFC3339Nano))
+	fmt.Fprintf(env.out, "run       %s\nworkflow  %s\nstatus    %s\ncreated   %s\n", r.ID, r.Workflow, r.Status, r.CreatedAt.Local().Format(time.RFC3339Nano))
 	if len(r.Attributes) > 0 {
-		fmt.Fprintf(out, "attrs     %s\n", formatAttrs(r.Attributes))
+		fmt.Fprintf(env.out, "attrs     %s\n", formatAttrs(r.Attributes))
+	}
+	fmt.Fprintf(env.out, "\n%5s  %10s  %-15s %-5s %s\n", "SLOT", "AT", "EVENT", "CALL", "PAYLOAD")
+	tl := timeline.Renderer{Full: *full}
+	if err := tl.Write(env.out, events); err != nil {
+		return err
+	}
+	if *follow {
+		if r, err = followRun(ctx, w, r, events, &tl, env); err != nil {
+			return err
+		}
 	}
 	if len(r.Output) > 0 {
-		fmt.Fprintf(out, "output    %s\n", r.Output)
+		fmt.Fprintf(env.out, "\noutput    %s\n", r.Output)
 	}
 	if len(r.Error) > 0 {
-		fmt.Fprintf(out, "error     %s\n", r.Error)
+		fmt.Fprintf(env.out, "\nerror     %s\n", r.Error)
 	}
-	fmt.Fprintf(out, "\n%5s  %10s  %-15s %-5s %s\n", "SLOT", "AT", "EVENT", "CALL", "PAYLOAD")
-	return timeline.Write(out, events)
+	return nil
 }
 
-func formatAttrs(attrs map[string]string) string {
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(attrs)) {
-		parts = append(parts, k+"="+attrs[k])
+// followRun prints the run's new events as they are written until the
+// run ends (or ctx is done: Ctrl-C), and returns the run as it ended. It
+// waits the way every waiter does: woken by a Notifier, else polling at a
+// pace that backs off.
+func followRun(ctx context.Context, w world.World, r world.Run, seen []world.Event, tl *timeline.Renderer, env *env) (world.Run, error) {
+	after := int64(0)
+	if len(seen) > 0 {
+		after = seen[len(seen)-1].Slot
 	}
-	return strings.Join(parts, " ")
+	var pace world.Pace
+	for !r.Status.Terminal() {
+		if err := pace.WaitEvents(ctx, w, r.ID, after); err != nil {
+			if errors.Is(err, context.Canceled) {
+				return r, nil
+			}
+			return r, err
+		}
+		events, err := w.Events(ctx, r.ID, after)
+		if err != nil {
+			return r, err
+		}
+		if len(events) == 0 {
+			continue
+		}
+		pace.Progress()
+		if err := tl.Write(env.out, events); err != nil {
+			return r, err
+		}
+		after = events[len(events)-1].Slot
+		if r, err = w.GetRun(ctx, r.ID); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
 }

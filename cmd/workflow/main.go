@@ -1,9 +1,12 @@
-// Command workflow inspects and manages runs in a World: by default the
-// embedded one in ./.workflow-data.
+// Command workflow inspects and manages the runs of any World: the
+// embedded one in a directory (the default, ./.workflow-data) or the AWS
+// World the Lambda functions use (--world aws).
 //
-//	workflow inspect runs [--status running] [--workflow checkout] [--attr customer=42]
-//	workflow inspect run <run ID> [--json]
+//	workflow inspect runs [--status running] [--workflow checkout] [--attr customer=42] [--since 1h]
+//	workflow inspect run <run ID> [--follow] [--full] [--json]
 //	workflow cancel <run ID> --reason "customer asked"
+//	workflow cancel --all --status running --workflow checkout [--yes]
+//	workflow help [command]
 package main
 
 import (
@@ -13,47 +16,118 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"strings"
 )
 
-const usage = `usage:
-  workflow inspect runs [--status s] [--workflow name] [--attr key=value]... [--limit n]
-  workflow inspect run <run ID> [--json]
-  workflow cancel <run ID> [--reason text]
+// A command is one verb of the CLI. To add one, add an entry to commands.
+type command struct {
+	name    string // words that select it: "inspect runs"
+	args    string // its positional arguments, for the usage line
+	summary string
+	run     func(ctx context.Context, env *env, args []string) error
+}
 
-Every command takes --dir (default .workflow-data), the embedded World's data directory.
-`
+var commands = []command{
+	{"inspect runs", "", "list runs, newest first", inspectRuns},
+	{"inspect run", "<run ID>", "show a run and the timeline of its log", inspectRun},
+	{"cancel", "<run ID> | --all", "cancel a run, or every run the filters select", cancel},
+}
+
+// env is what a command reads and writes besides its arguments.
+type env struct {
+	in  io.Reader // answers to confirmation prompts
+	out io.Writer
+	// help makes the command's flag set print its flags on -h.
+	help bool
+}
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	err := runWith(ctx, os.Args[1:], &env{in: os.Stdin, out: os.Stdout})
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "workflow:", err)
 		if errors.Is(err, errUsage) {
-			fmt.Fprint(os.Stderr, usage)
 			os.Exit(2)
 		}
 		os.Exit(1)
 	}
 }
 
-var errUsage = errors.New("bad usage")
+var errUsage = errors.New("bad usage (see workflow help)")
 
+// run runs the CLI with no terminal to prompt: a command that would ask
+// for confirmation reads no answer and stops.
 func run(ctx context.Context, args []string, out io.Writer) error {
-	switch {
-	case len(args) >= 2 && args[0] == "inspect" && args[1] == "runs":
-		return inspectRuns(ctx, args[2:], out)
-	case len(args) >= 2 && args[0] == "inspect" && args[1] == "run":
-		return inspectRun(ctx, args[2:], out)
-	case len(args) >= 1 && args[0] == "cancel":
-		return cancel(ctx, args[1:], out)
-	}
-	return errUsage
+	return runWith(ctx, args, &env{in: strings.NewReader(""), out: out})
 }
 
-// newFlags returns a flag set with the options every command shares.
-func newFlags(name string) (*flag.FlagSet, *string) {
+func runWith(ctx context.Context, args []string, env *env) error {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
+		if len(args) > 1 {
+			return helpFor(strings.Join(args[1:], " "), env.out)
+		}
+		return writeUsage(env.out)
+	}
+	cmd, rest, ok := lookup(args)
+	if !ok {
+		return fmt.Errorf("%w: unknown command %q", errUsage, strings.Join(args, " "))
+	}
+	err := cmd.run(ctx, env, rest)
+	if errors.Is(err, flag.ErrHelp) {
+		return helpFor(cmd.name, env.out)
+	}
+	return err
+}
+
+// lookup finds the command whose words begin args, the longest first.
+func lookup(args []string) (command, []string, bool) {
+	var best command
+	words := 0
+	for _, c := range commands {
+		w := strings.Fields(c.name)
+		if len(w) > words && len(args) >= len(w) && strings.Join(args[:len(w)], " ") == c.name {
+			best, words = c, len(w)
+		}
+	}
+	return best, args[words:], words > 0
+}
+
+func writeUsage(out io.Writer) error {
+	fmt.Fprintln(out, "usage: workflow <command> [flags]\n\ncommands:")
+	for _, c := range commands {
+		fmt.Fprintf(out, "  %-32s %s\n", strings.TrimSpace(c.name+" "+c.args), c.summary)
+	}
+	fmt.Fprintln(out, "\nRun 'workflow help <command>' for a command's flags.")
+	fmt.Fprint(out, worldHelp)
+	return nil
+}
+
+// helpFor prints a command's usage and flags; its flag set is built by
+// running it with -h.
+func helpFor(name string, out io.Writer) error {
+	cmd, rest, ok := lookup(strings.Fields(name))
+	if !ok || len(rest) > 0 {
+		return fmt.Errorf("%w: no command %q", errUsage, name)
+	}
+	fmt.Fprintf(out, "usage: workflow %s [flags]\n\n%s\n\nflags:\n", strings.TrimSpace(cmd.name+" "+cmd.args), cmd.summary)
+	if err := cmd.run(context.Background(), &env{in: strings.NewReader(""), out: out, help: true}, []string{"-h"}); !errors.Is(err, flag.ErrHelp) {
+		return fmt.Errorf("help for %s: %w", name, err)
+	}
+	return nil
+}
+
+// newFlags returns a command's flag set with the flags that choose the
+// World. Parse errors are returned, not printed; help prints the flags.
+func newFlags(name string, env *env) (*flag.FlagSet, *worldFlags) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	dir := fs.String("dir", ".workflow-data", "the embedded World's data directory")
-	return fs, dir
+	if env.help {
+		fs.SetOutput(env.out)
+		fs.Usage = fs.PrintDefaults
+	}
+	return fs, registerWorldFlags(fs)
 }
 
 // parse parses flags that may come before or after positional arguments.
@@ -61,7 +135,10 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	var positional []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, fmt.Errorf("%w: %w", errUsage, err)
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w: %s: %w", errUsage, fs.Name(), err)
 		}
 		if fs.NArg() == 0 {
 			return positional, nil
@@ -69,6 +146,15 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		positional = append(positional, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
+}
+
+// noArgs parses a command's flags when it takes no positional argument.
+func noArgs(fs *flag.FlagSet, args []string) error {
+	rest, err := parse(fs, args)
+	if err == nil && len(rest) > 0 {
+		err = fmt.Errorf("%w: %s: unexpected %q", errUsage, fs.Name(), rest[0])
+	}
+	return err
 }
 
 // oneRunID parses a command's flags and its single run ID argument.

@@ -59,8 +59,23 @@ func New(cfg aws.Config, opts Options) (*World, error) {
 
 // FromEnv returns a World configured the way the SDK configures itself
 // (AWS_REGION, credentials, AWS_ENDPOINT_URL for an emulator) on the
-// resources named by WORKFLOW_TABLE, WORKFLOW_QUEUE_URL and WORKFLOW_BUCKET.
+// resources OptionsFromEnv names.
 func FromEnv(ctx context.Context) (*World, error) {
+	opts, err := OptionsFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("aws world from environment: %w", err)
+	}
+	return New(cfg, opts)
+}
+
+// OptionsFromEnv reads the resources the Lambda functions are given:
+// WORKFLOW_TABLE, WORKFLOW_QUEUE_URL and WORKFLOW_BUCKET. It names every
+// variable that is missing.
+func OptionsFromEnv() (Options, error) {
 	opts := Options{
 		Table:    os.Getenv("WORKFLOW_TABLE"),
 		QueueURL: os.Getenv("WORKFLOW_QUEUE_URL"),
@@ -75,13 +90,9 @@ func FromEnv(ctx context.Context) (*World, error) {
 		}
 	}
 	if err := errors.Join(missing...); err != nil {
-		return nil, fmt.Errorf("aws world from environment: %w", err)
+		return Options{}, fmt.Errorf("aws world from environment: %w", err)
 	}
-	cfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("aws world from environment: %w", err)
-	}
-	return New(cfg, opts)
+	return opts, nil
 }
 
 // newClients builds the three service clients with the World's retry

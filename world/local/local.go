@@ -57,6 +57,7 @@ type Option func(*config)
 type config struct {
 	clock    Clock
 	fullSync bool
+	existing bool
 }
 
 // WithClock replaces the wall clock, for tests that control time. Waiters
@@ -70,6 +71,12 @@ func WithClock(c Clock) Option { return func(cfg *config) { cfg.clock = c } }
 // only delivers its message again (at-least-once), so they are not synced
 // on their own; the next synced commit syncs them with it.
 func WithFullSync() Option { return func(cfg *config) { cfg.fullSync = true } }
+
+// WithExisting opens only a World that is already there: a directory
+// holding none is an error matching fs.ErrNotExist, not a new empty World.
+// Tools that read a World (the workflow command) use it, so that a
+// mistyped directory is reported instead of showing no runs.
+func WithExisting() Option { return func(cfg *config) { cfg.existing = true } }
 
 // World is a world.World and world.Notifier stored in a SQLite database.
 type World struct {
@@ -110,11 +117,15 @@ func Open(dir string, opts ...Option) (*World, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("local: %w", err)
-	}
 	path, err := filepath.Abs(filepath.Join(dir, "world.db"))
 	if err != nil {
+		return nil, fmt.Errorf("local: %w", err)
+	}
+	if cfg.existing {
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("local: no World in %s: %w", dir, err)
+		}
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("local: %w", err)
 	}
 	w := &World{clock: cfg.clock, id: rand.Text(), closed: make(chan struct{}), dir: dir, fullSync: cfg.fullSync}
