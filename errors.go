@@ -58,6 +58,8 @@ var (
 	// ErrUnknownWorkflow: a worker got a run of a workflow its registry
 	// does not hold. The run is left for a worker that holds it.
 	ErrUnknownWorkflow = errors.New("workflow: the worker's registry does not hold the run's workflow")
+	// ErrPinnedElsewhere matches every PinnedError.
+	ErrPinnedElsewhere = errors.New("workflow: the run is pinned to another deployment")
 	// ErrRunNotFound is returned for an unknown run ID.
 	ErrRunNotFound = errors.New("workflow run not found")
 	// ErrRunFinished: the run has already ended, e.g. cancelling it again.
@@ -126,3 +128,18 @@ type RemoteError struct {
 
 func (e *RemoteError) Error() string { return e.Message }
 func (e *RemoteError) Unwrap() error { return e.Err }
+
+// PinnedError is what [Worker.Process] returns for a run pinned to another
+// deployment than the worker's: the worker did not touch it. An adapter
+// hands the message to that deployment, or puts it back on the queue.
+type PinnedError struct {
+	RunID      string
+	Deployment string // the deployment that must drive the run
+}
+
+func (e *PinnedError) Error() string {
+	return fmt.Sprintf("workflow: run %s is pinned to deployment %s", e.RunID, e.Deployment)
+}
+
+// Is makes a PinnedError match [ErrPinnedElsewhere].
+func (e *PinnedError) Is(target error) bool { return target == ErrPinnedElsewhere }

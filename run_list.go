@@ -2,7 +2,10 @@ package workflow
 
 import (
 	"context"
+	"maps"
 	"time"
+
+	"github.com/lambdaworkflow/workflow/internal/engine"
 
 	"github.com/lambdaworkflow/workflow/world"
 )
@@ -13,6 +16,8 @@ type RunFilter struct {
 	Workflow   string
 	Status     Status
 	Attributes map[string]string // every pair must match
+	// Deployment selects the runs pinned to that deployment.
+	Deployment string
 	// Cursor continues a previous listing (the NextCursor it returned).
 	Cursor string
 	Limit  int // 0 means the World's default page size
@@ -31,6 +36,9 @@ type RunInfo struct {
 	Workflow   string
 	Status     Status
 	Attributes map[string]string
+	// Deployment is the deployment the run is pinned to, "" until its
+	// first execution (see [WorkerOptions].Deployment).
+	Deployment string
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
 }
@@ -38,8 +46,16 @@ type RunInfo struct {
 // ListRuns lists runs, newest first, filtered by workflow, status and
 // attributes; pass the returned cursor back to get the next page.
 func (c *Client) ListRuns(ctx context.Context, filter RunFilter) (RunPage, error) {
+	attrs := filter.Attributes
+	if filter.Deployment != "" {
+		attrs = maps.Clone(attrs)
+		if attrs == nil {
+			attrs = map[string]string{}
+		}
+		attrs[engine.AttrDeployment] = filter.Deployment
+	}
 	page, err := c.world.ListRuns(ctx, world.RunFilter{
-		Workflow: filter.Workflow, Status: world.RunStatus(filter.Status), Attributes: filter.Attributes,
+		Workflow: filter.Workflow, Status: world.RunStatus(filter.Status), Attributes: attrs,
 		Cursor: filter.Cursor, Limit: filter.Limit,
 	})
 	if err != nil {
@@ -48,7 +64,7 @@ func (c *Client) ListRuns(ctx context.Context, filter RunFilter) (RunPage, error
 	out := RunPage{Runs: make([]RunInfo, len(page.Runs)), NextCursor: page.NextCursor}
 	for i, r := range page.Runs {
 		out.Runs[i] = RunInfo{ID: r.ID, Workflow: r.Workflow, Status: Status(r.Status), Attributes: r.Attributes,
-			CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+			Deployment: r.Attributes[engine.AttrDeployment], CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 	}
 	return out, nil
 }

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -34,6 +35,19 @@ type WorkerOptions struct {
 	// take the run over (default 30 s). A live worker renews it every
 	// third of that. Worlds without leases ignore it.
 	LeaseTTL time.Duration
+	// Deployment names the code this worker runs. Each run is pinned to
+	// the deployment that first executes it, and a worker of another
+	// deployment never drives it: it puts the run's message back on the
+	// queue, with a growing delay, for a worker of that deployment (the
+	// Lambda adapter hands it to that function version instead). Default:
+	// the binary's VCS revision (from debug.ReadBuildInfo), or a hash of
+	// the executable where the build recorded none.
+	//
+	// Setting it also says the worker's Registry holds every workflow of
+	// the deployment: a run the deployment must drive whose workflow the
+	// registry lacks fails at once ("workflow "x" is not registered in
+	// deployment y"). Left empty, such a run is left for another worker.
+	Deployment string
 	// Replace swaps steps for others, e.g. fakes in tests.
 	Replace []StepReplacement
 	// WebhookBaseURL is where the webhook route is served, e.g.
@@ -75,6 +89,8 @@ func NewWorker(w world.World, opts WorkerOptions) *Worker {
 		Logger:     opts.Logger,
 
 		WebhookBaseURL: opts.WebhookBaseURL,
+		Deployment:     cmp.Or(opts.Deployment, engine.DefaultDeployment()),
+		OwnsDeployment: opts.Deployment != "",
 	}
 	if e.InlineWait == 0 {
 		e.InlineWait = time.Second
@@ -108,6 +124,9 @@ func (w *Worker) Process(ctx context.Context, runID string) error {
 	return workerError(w.w.Process(ctx, runID))
 }
 
+// Deployment returns the ID of the deployment the worker runs.
+func (w *Worker) Deployment() string { return w.w.Engine.Deployment }
+
 // Busy reports how many runs the worker is processing right now.
 func (w *Worker) Busy() int { return w.w.Busy() }
 
@@ -133,6 +152,9 @@ func (w *Worker) Handle(ctx context.Context, d world.Delivery) error {
 // workerError gives an engine or World error the root sentinel users
 // match it with.
 func workerError(err error) error {
+	if pinned := (*engine.PinnedElsewhere)(nil); errors.As(err, &pinned) {
+		return &PinnedError{RunID: pinned.RunID, Deployment: pinned.Deployment}
+	}
 	if errors.Is(err, engine.ErrUnknownWorkflow) {
 		return fmt.Errorf("%w: %w", ErrUnknownWorkflow, err)
 	}

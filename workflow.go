@@ -23,7 +23,14 @@ type Workflow[I, O any] struct {
 // The function must be deterministic: given the same results from its
 // steps, hooks and timers, it must make the same durable calls in the same
 // order. Use Now, Random, UUID and Go instead of time.Now, math/rand and go.
-func Define[I, O any](name string, fn func(ctx Context, input I) (O, error)) *Workflow[I, O] {
+//
+// A run is pinned to the deployment that first executes it (see
+// [WorkerOptions].Deployment); [WithVersionPolicy] lets runs move forward.
+func Define[I, O any](name string, fn func(ctx Context, input I) (O, error), opts ...DefineOption) *Workflow[I, O] {
+	var o defineOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	def := &engine.WorkflowDef{Name: name, Fn: func(c *engine.Ctx, raw json.RawMessage) (json.RawMessage, error) {
 		var in I
 		if err := decodeJSON(raw, &in); err != nil {
@@ -38,7 +45,7 @@ func Define[I, O any](name string, fn func(ctx Context, input I) (O, error)) *Wo
 			return nil, Fatal(fmt.Errorf("workflow %q: encoding result: %w", name, err))
 		}
 		return encoded, nil
-	}}
+	}, Latest: o.policy == Latest}
 	engine.Global.AddWorkflow(def)
 	return &Workflow[I, O]{name: name, def: def}
 }

@@ -21,16 +21,25 @@ const maxAppend = 64
 
 // drive replays the log, then runs the workflow live.
 func (inv *invocation) drive(events []world.Event) error {
-	inv.replayLog(events)
+	pinned := pinnedTo(events)
+	if err := inv.e.pinnedElsewhere(inv.run.ID, inv.run.Workflow, pinned); err != nil {
+		return err // before replay: this code may not match the log
+	}
+	inv.replayLog(events, pinned)
 	if inv.fatal == nil && !inv.terminal && inv.lastSlot.Load() >= int64(inv.e.maxEvents()) {
 		// Outside writers filled the log to its limit (they stop there):
 		// the run can write nothing more, not even its result.
 		inv.fatal = ErrMaxEvents
 	}
 	if errors.Is(inv.fatal, ErrUnknownWorkflow) {
-		// A deployment problem, not the run's fault: leave the message for a
-		// worker that knows the workflow (or for the dead-letter queue).
-		return inv.fatal
+		if !inv.e.OwnsDeployment {
+			// Another worker of this deployment may hold the workflow:
+			// leave the message for it (or for the dead-letter queue).
+			return inv.fatal
+		}
+		// The run is new or pinned here (pinnedElsewhere said so), and no
+		// retry will bring the workflow into this deployment.
+		inv.fatal = inv.e.missingWorkflow(inv.run.Workflow)
 	}
 	wake := inv.watch()
 	for {
@@ -73,11 +82,10 @@ const (
 	outOfTime                // the time budget ran out
 )
 
-// loop drives the run live until it ends or the invocation must stop. It
-// writes everything it buffered before it returns suspended or outOfTime.
-// replayLog applies the run's log, then buffers the run's start unless
-// the log records it: what an invocation does before it goes live.
-func (inv *invocation) replayLog(events []world.Event) {
+// replayLog applies the run's log, then buffers the run's start, pinned
+// to this deployment, unless the log records it: what an invocation does
+// before it goes live.
+func (inv *invocation) replayLog(events []world.Event, pinned string) {
 	inv.expectRecorded(events)
 	inv.replaying = true
 	inv.seenUntil = lastSeen(events)
@@ -94,13 +102,21 @@ func (inv *invocation) replayLog(events []world.Event) {
 		inv.logAt(slog.LevelInfo, "workflow: run started")
 		// First in the buffer, before a patch marker the first pass of the
 		// workflow may have buffered.
-		inv.buffer = slices.Insert(inv.buffer, 0, newPending(world.RunStarted, "", nil, inv.e.now()))
-		inv.mergeUpdate(world.RunUpdate{Status: world.StatusRunning})
+		payload, pin := inv.e.pin()
+		inv.buffer = slices.Insert(inv.buffer, 0, newPending(world.RunStarted, "", payload, inv.e.now()))
+		inv.mergeUpdate(world.RunUpdate{Status: world.StatusRunning, Attributes: pin})
 	default:
 		inv.logAt(slog.LevelInfo, "workflow: run resumed", "replayed_events", len(events))
+		if _, pin := inv.e.pin(); pin != nil && pinned != inv.e.Deployment {
+			// A run that moves forward (or predates pinning): the listing
+			// shows the deployment that drives it now.
+			inv.mergeUpdate(world.RunUpdate{Attributes: pin})
+		}
 	}
 }
 
+// loop drives the run live until it ends or the invocation must stop. It
+// writes everything it buffered before it returns suspended or outOfTime.
 func (inv *invocation) loop(wake <-chan struct{}) (loopEnd, error) {
 	budget := inv.budgetTimer()
 	var lazy <-chan time.Time

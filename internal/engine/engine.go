@@ -46,6 +46,16 @@ type Engine struct {
 	WebhookBaseURL string
 	// StepOverrides replaces steps by name (the test harness mocks steps).
 	StepOverrides map[string]StepFunc
+	// Deployment identifies the code this engine runs. A run is pinned to
+	// the deployment of its first execution, and an engine of another
+	// deployment leaves it alone (PinnedElsewhere). Empty: runs are not
+	// pinned.
+	Deployment string
+	// OwnsDeployment says the Registry holds every workflow of the
+	// Deployment: a run this deployment must drive whose workflow it lacks
+	// fails at once, as no other worker of the deployment can drive it.
+	// Otherwise the run is left for a worker whose registry holds it.
+	OwnsDeployment bool
 	// Logger receives the engine's log lines (slog.Default() if nil).
 	Logger *slog.Logger
 
@@ -135,6 +145,9 @@ func (e *Engine) Process(ctx context.Context, runID string) error {
 	}
 	// The lease comes before the log is read: a log read earlier could
 	// miss results its last holder wrote before releasing it.
+	if err := e.pinnedElsewhere(run.ID, run.Workflow, run.Attributes[AttrDeployment]); err != nil {
+		return err // before the lease: the run's own deployment may hold it
+	}
 	held, err := inv.acquireLease()
 	if errors.Is(err, world.ErrLeaseHeld) {
 		return inv.deferToHolder(held)

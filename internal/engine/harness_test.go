@@ -56,7 +56,7 @@ func replayed(t *testing.T, e *Engine) *invocation {
 	}
 	inv := newInvocation(ctx, e, run)
 	t.Cleanup(inv.close)
-	inv.replayLog(events)
+	inv.replayLog(events, "")
 	if inv.fatal != nil {
 		t.Fatal(inv.fatal)
 	}

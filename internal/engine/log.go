@@ -19,12 +19,19 @@ const (
 	LogStep     = "step"
 	LogStepID   = "step_id"
 	LogAttempt  = "attempt"
+	// LogDeployment is the deployment of the invocation (Engine.Deployment),
+	// not necessarily the one the run is pinned to.
+	LogDeployment = "deployment"
 )
 
 // newRunLogger is the logger of one invocation: the engine's, with the
-// run's identity on every line.
+// run's identity (and the deployment driving it) on every line.
 func (e *Engine) newRunLogger(run world.Run) *slog.Logger {
-	return e.logger().With(LogRunID, run.ID, LogWorkflow, run.Workflow)
+	l := e.logger().With(LogRunID, run.ID, LogWorkflow, run.Workflow)
+	if e.Deployment != "" {
+		l = l.With(LogDeployment, e.Deployment)
+	}
+	return l
 }
 
 // logAt writes one line with the invocation's context, from which a

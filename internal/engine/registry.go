@@ -31,6 +31,9 @@ type StepDef struct {
 type WorkflowDef struct {
 	Name string
 	Fn   WorkflowFunc
+	// Latest lets any deployment drive the workflow's runs instead of the
+	// one that started them (the Latest version policy).
+	Latest bool
 }
 
 // Registry maps the workflow names found in event logs to code. Steps

@@ -74,6 +74,9 @@ func (w *Worker) Handle(ctx context.Context, d world.Delivery) error {
 	if errors.Is(err, world.ErrRunNotFound) {
 		err = nil // nothing will ever make this message useful
 	}
+	if pinned := (*PinnedElsewhere)(nil); errors.As(err, &pinned) {
+		return w.leaveForDeployment(ctx, d, pinned)
+	}
 	if err != nil && ctx.Err() != nil {
 		// Shutting down, nothing failed: hand the message to another worker
 		// now rather than after its visibility timeout.
