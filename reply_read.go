@@ -22,7 +22,7 @@ type replyReader struct {
 }
 
 func newReplyReader(w world.Streams, resumeID string) *replyReader {
-	return &replyReader{cur: &cursor{streams: w, name: engine.ReplyStream(resumeID)}}
+	return &replyReader{cur: &cursor{streams: w, name: engine.ReplyStream(resumeID), pace: world.NewPace(1)}}
 }
 
 // frame returns the next frame that matters: a start by a newer attempt,

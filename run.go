@@ -61,7 +61,7 @@ func (r *Run[O]) Attributes(ctx context.Context) (map[string]string, error) {
 // second.
 func (r *Run[O]) Result(ctx context.Context) (O, error) {
 	var out O
-	var pace world.Pace
+	pace := world.NewPace(1)
 	for {
 		run, err := r.c.world.GetRun(ctx, r.ID)
 		if err != nil {

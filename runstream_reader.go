@@ -37,8 +37,8 @@ func (c StreamChunk) Decode(v any) error { return json.Unmarshal(c.Data, v) }
 //	}
 func (r *Run[O]) Readable(ctx context.Context, namespace string, startIndex int64) iter.Seq2[StreamChunk, error] {
 	return func(yield func(StreamChunk, error) bool) {
-		cur := &cursor{streams: r.c.world, name: engine.RunStream(r.ID, namespace), next: startIndex, idle: r.waitWrites}
-		cur.pace.PerRound = 2 // the stream and the run
+		cur := &cursor{streams: r.c.world, name: engine.RunStream(r.ID, namespace), next: startIndex, idle: r.waitWrites,
+			pace: world.NewPace(2)} // each round reads the stream and the run
 		if startIndex < 0 {
 			if err := cur.seekFromEnd(ctx, -startIndex); err != nil {
 				yield(StreamChunk{}, err)

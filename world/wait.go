@@ -19,26 +19,26 @@ const (
 )
 
 // Pace spaces the requests of one waiter (a caller waiting for a run's
-// result, a stream reader) on a World that cannot notify. Keep one Pace
-// for the whole wait, however many checks it takes, and call Pause before
-// every check but the first. The zero Pace is ready to use.
+// result, a stream reader) on a World that cannot notify. Make one with
+// NewPace when the wait begins, keep it for the whole wait, however many
+// checks it takes, and call Pause before every check but the first.
 type Pace struct {
-	// PerRound is how many requests the waiter makes after each pause;
-	// zero means one. The pauses grow with it to keep the rate.
-	PerRound int
+	perRound int
+	started  time.Time // the waiter's first second counts from here
+	pause    time.Duration
+}
 
-	started time.Time
-	pause   time.Duration
+// NewPace starts the pace of a waiter that makes perRound requests after
+// each pause (at least one); its pauses grow with perRound to keep the
+// rate.
+func NewPace(perRound int) Pace {
+	return Pace{perRound: max(perRound, 1), started: time.Now()}
 }
 
 // Pause waits until the waiter may check again, or until ctx is done.
 func (p *Pace) Pause(ctx context.Context) error {
-	now := time.Now()
-	if p.started.IsZero() {
-		p.started = now
-	}
 	d := max(p.pause, pollFirst)
-	if now.Sub(p.started) >= pollGrace {
+	if time.Since(p.started) >= pollGrace {
 		d = max(d, p.floor())
 	}
 	p.pause = min(d*2, max(pollMax, p.floor()))
@@ -51,7 +51,7 @@ func (p *Pace) Progress() { p.pause = 0 }
 
 // floor is the shortest pause that keeps the waiter at pollRate.
 func (p *Pace) floor() time.Duration {
-	return time.Duration(max(p.PerRound, 1)) * time.Second / pollRate
+	return time.Duration(max(p.perRound, 1)) * time.Second / pollRate
 }
 
 // WaitEvents waits until the waiter should look at the run again: until
@@ -107,7 +107,7 @@ func WaitStream(ctx context.Context, w Streams, name string, from int64) error {
 }
 
 func poll(ctx context.Context, ready func() (bool, error)) error {
-	var pace Pace
+	pace := NewPace(1)
 	for {
 		ok, err := ready()
 		if err != nil || ok {

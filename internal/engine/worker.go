@@ -31,7 +31,7 @@ type Worker struct {
 func (w *Worker) Serve(ctx context.Context) error {
 	n := max(w.Concurrency, 1)
 	sem := make(chan struct{}, n)
-	var failing world.Pace // spaces receives while the queue fails
+	failing := world.NewPace(1) // spaces receives while the queue fails
 	for {
 		select {
 		case sem <- struct{}{}:
