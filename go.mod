@@ -14,6 +14,8 @@ require (
 	modernc.org/sqlite v1.62.0
 )
 
+require github.com/aws/aws-sdk-go-v2/service/lambda v1.115.0
+
 require (
 	github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream v1.7.27 // indirect
 	github.com/aws/aws-sdk-go-v2/credentials v1.21.0

@@ -35,6 +35,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/config"
+	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/lambda/lambdalog"
@@ -48,6 +50,9 @@ import (
 // *aws.World implements it.
 type Deliveries interface {
 	Delivered(ctx context.Context, msg world.Message) error
+	// Enqueue puts a message back on the queue: a version that was handed
+	// a message it could not process has no batch to fail it in.
+	Enqueue(ctx context.Context, msg world.Message) error
 }
 
 // Start serves the workflows of opts.Registry (or of the binary) on the
@@ -68,18 +73,36 @@ func Start(opts workflow.WorkerOptions) {
 	if opts.WebhookBaseURL == "" {
 		opts.WebhookBaseURL = os.Getenv("WORKFLOW_WEBHOOK_BASE_URL")
 	}
-	w, err := aws.FromEnv(context.Background())
+	if opts.Deployment == "" {
+		// The published version this invocation runs ("$LATEST" when the
+		// function is not published: see docs/AWS.md).
+		opts.Deployment = os.Getenv("AWS_LAMBDA_FUNCTION_VERSION")
+	}
+	ctx := context.Background()
+	w, err := aws.FromEnv(ctx)
 	if err != nil {
 		slog.Error("flow: cannot build the AWS World", "err", err)
 		os.Exit(1)
 	}
-	lambda.Start(Handler(workflow.NewWorker(w, opts), w))
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		slog.Error("flow: cannot load the AWS configuration", "err", err)
+		os.Exit(1)
+	}
+	handoff := LambdaHandoff{Client: awslambda.NewFromConfig(cfg), Function: os.Getenv("AWS_LAMBDA_FUNCTION_NAME")}
+	lambda.Start(Handler(workflow.NewWorker(w, opts), w, handoff))
 }
 
 // Handler returns the Lambda handler for batches of queue messages. Runs of
 // one batch are processed concurrently; several messages for one run are
 // processed once, and share the outcome.
-func Handler(worker *workflow.Worker, d Deliveries) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
+//
+// A run pinned to another deployment (a published version of the
+// function) is not processed here: handoff gives its message to that
+// version, and this copy is acknowledged once the version has it. A nil
+// handoff, or a failed one, reports the message as failed, to be
+// delivered again.
+func Handler(worker *workflow.Worker, d Deliveries, handoff Handoff) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
 	return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 		// An empty list, never null, when nothing failed: that is the
 		// documented shape, and an event source that reads null as an
@@ -113,11 +136,21 @@ func Handler(worker *workflow.Worker, d Deliveries) func(context.Context, events
 		errs := make([]error, len(order))
 		var wg sync.WaitGroup
 		for i, runID := range order {
-			wg.Go(func() { errs[i] = process(ctx, worker, runID) })
+			wg.Go(func() { errs[i] = deliver(ctx, worker, handoff, runID, byRun[runID][0]) })
 		}
 		wg.Wait()
+		var requeueFailed error
 		for i, runID := range order {
 			if errs[i] == nil {
+				continue
+			}
+			if byRun[runID][0].EventSource == handoffSource {
+				// Handed over by another version, asynchronously: nobody
+				// reads this batch response, so the message goes back on
+				// the queue, and if even that fails, Lambda retries the
+				// whole event.
+				slog.ErrorContext(ctx, "flow: processing a handed-over run failed; it goes back on the queue", "run_id", runID, "err", errs[i])
+				requeueFailed = errors.Join(requeueFailed, d.Enqueue(ctx, world.Message{RunID: runID}))
 				continue
 			}
 			slog.ErrorContext(ctx, "flow: processing run failed; its message will be delivered again", "run_id", runID, "err", errs[i])
@@ -125,8 +158,25 @@ func Handler(worker *workflow.Worker, d Deliveries) func(context.Context, events
 				fail(m)
 			}
 		}
-		return resp, nil
+		return resp, requeueFailed
 	}
+}
+
+// deliver processes one run's message here, or hands it to the version
+// its run is pinned to. Only a message from the queue is handed on: one
+// handed over already goes back to the queue if it is pinned elsewhere
+// again, so that two versions never pass it to and fro.
+func deliver(ctx context.Context, worker *workflow.Worker, handoff Handoff, runID string, m events.SQSMessage) error {
+	err := process(ctx, worker, runID)
+	var pinned *workflow.PinnedError
+	if !errors.As(err, &pinned) || handoff == nil || m.EventSource == handoffSource {
+		return err
+	}
+	if err := handoff.HandOff(ctx, pinned.Deployment, m); err != nil {
+		return err
+	}
+	slog.InfoContext(ctx, "flow: run handed over to its deployment", "run_id", runID, "deployment", worker.Deployment(), "pinned_to", pinned.Deployment)
+	return nil
 }
 
 // process drives one run. A run that does not exist never will: its

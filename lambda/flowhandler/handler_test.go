@@ -35,11 +35,20 @@ func (f flaky) GetRun(ctx context.Context, id string) (world.Run, error) {
 	return f.World.GetRun(ctx, id)
 }
 
-// deliveries records Delivered calls and fails those for one run.
+// deliveries records Delivered and Enqueue calls and fails the
+// deliveries of one run.
 type deliveries struct {
-	mu     sync.Mutex
-	got    []string
-	broken string
+	mu       sync.Mutex
+	got      []string
+	enqueued []string
+	broken   string
+}
+
+func (d *deliveries) Enqueue(_ context.Context, msg world.Message) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.enqueued = append(d.enqueued, msg.RunID)
+	return nil
 }
 
 func (d *deliveries) Delivered(_ context.Context, msg world.Message) error {
@@ -73,7 +82,7 @@ func TestHandlerReportsOnlyTheMessagesToRedeliver(t *testing.T) {
 	start("run-unreadable", 4) // its CreateRun worked; its reads fail
 
 	d := &deliveries{broken: "run-undelivered"}
-	h := Handler(workflow.NewWorker(w, workflow.WorkerOptions{}), d)
+	h := Handler(workflow.NewWorker(w, workflow.WorkerOptions{}), d, nil)
 	resp, err := h(ctx, events.SQSEvent{Records: []events.SQSMessage{
 		record("m1", "run-a"),
 		record("m2", "run-b"),
@@ -120,7 +129,7 @@ func TestHandlerAnswersAnEmptyListWhenNothingFailed(t *testing.T) {
 	if _, err := workflow.Start(t.Context(), workflow.NewClient(w), doubler, 1, workflow.WithRunID("run-ok")); err != nil {
 		t.Fatal(err)
 	}
-	h := Handler(workflow.NewWorker(w, workflow.WorkerOptions{}), &deliveries{})
+	h := Handler(workflow.NewWorker(w, workflow.WorkerOptions{}), &deliveries{}, nil)
 	resp, err := h(t.Context(), events.SQSEvent{Records: []events.SQSMessage{record("m1", "run-ok")}})
 	if err != nil {
 		t.Fatal(err)

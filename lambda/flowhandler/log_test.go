@@ -26,7 +26,7 @@ func TestHandlerLogsJSONWithTheRequestID(t *testing.T) {
 	var out bytes.Buffer
 	worker := workflow.NewWorker(w, workflow.WorkerOptions{Logger: lambdalog.New(&out)})
 	ctx := lambdacontext.NewContext(t.Context(), &lambdacontext.LambdaContext{AwsRequestID: "req-42"})
-	if _, err := Handler(worker, &deliveries{})(ctx, events.SQSEvent{Records: []events.SQSMessage{record("m1", "run-logged")}}); err != nil {
+	if _, err := Handler(worker, &deliveries{}, nil)(ctx, events.SQSEvent{Records: []events.SQSMessage{record("m1", "run-logged")}}); err != nil {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
