@@ -144,7 +144,12 @@ func TestLeaseCallsPerInvocation(t *testing.T) {
 	}
 
 	// A delivery while another invocation holds the lease reads the run,
-	// is refused the lease and queues its message again: no log read.
+	// is refused the lease and queues its message again: no log read. It
+	// brings news (a resume), or the worker, which suspended the run with
+	// nothing new since, would drop it after the run read.
+	if err := workflow.ResumeHook(ctx, workflow.NewClient(w), token, "news"); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := w.AcquireLease(ctx, run.ID, world.Lease{Owner: "holder", Until: time.Now().Add(time.Minute)}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
