@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/lambdaworkflow/workflow/internal/engine"
 	"github.com/lambdaworkflow/workflow/internal/timeline"
 	"github.com/lambdaworkflow/workflow/world"
 )
@@ -70,6 +71,9 @@ func inspectRun(ctx context.Context, env *env, args []string) error {
 		return timeline.WriteJSON(env.out, events)
 	}
 	fmt.Fprintf(env.out, "run       %s\nworkflow  %s\nstatus    %s\ncreated   %s\n", r.ID, r.Workflow, r.Status, r.CreatedAt.Local().Format(time.RFC3339Nano))
+	if d := r.Attributes[engine.AttrDeployment]; d != "" {
+		fmt.Fprintf(env.out, "pinned to %s\n", d)
+	}
 	if len(r.Attributes) > 0 {
 		fmt.Fprintf(env.out, "attrs     %s\n", formatAttrs(r.Attributes))
 	}

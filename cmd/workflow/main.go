@@ -6,6 +6,7 @@
 //	workflow inspect run <run ID> [--follow] [--full] [--json]
 //	workflow cancel <run ID> --reason "customer asked"
 //	workflow cancel --all --status running --workflow checkout [--yes]
+//	workflow deployments
 //	workflow help [command]
 package main
 
@@ -32,6 +33,7 @@ var commands = []command{
 	{"inspect runs", "", "list runs, newest first", inspectRuns},
 	{"inspect run", "<run ID>", "show a run and the timeline of its log", inspectRun},
 	{"cancel", "<run ID> | --all", "cancel a run, or every run the filters select", cancel},
+	{"deployments", "", "count the runs in flight on each deployment (which old versions may go)", deployments},
 }
 
 // env is what a command reads and writes besides its arguments.
