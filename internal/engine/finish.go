@@ -40,8 +40,8 @@ func (inv *invocation) finish() error {
 	return inv.afterFinish(nil)
 }
 
-// afterFinish releases what a finished run still holds and reports to its
-// parent. It runs after the terminal event is written and again on any
+// afterFinish releases what a finished run still holds, has the World
+// expire it with its streams (world.Expirer), and reports to its parent. It runs after the terminal event is written and again on any
 // later delivery for the run, so each action is idempotent. events, if
 // given, is the run's whole log; otherwise the invocation's own state is
 // used, and its hooks were released before the end was written.
@@ -60,8 +60,14 @@ func (inv *invocation) afterFinish(events []world.Event) error {
 			return err
 		}
 	}
-	if err := closeStreams(inv.ctx, inv.e.World, run.ID, held.owed); err != nil {
+	streams, err := closeStreams(inv.ctx, inv.e.World, run.ID, held.owed)
+	if err != nil {
 		return err
+	}
+	if ex, ok := inv.e.World.(world.Expirer); ok {
+		if err := ex.ExpireRun(inv.ctx, run.ID, streams); err != nil {
+			return err
+		}
 	}
 	if held.parent == nil {
 		return nil

@@ -19,13 +19,13 @@ import (
 
 // RunStream names the run's stream in namespace; "" is the default one.
 func RunStream(runID, namespace string) string {
-	return "runs/" + runID + "/stream/" + url.PathEscape(namespaceOrDefault(namespace))
+	return world.RunStreamPrefix(runID) + "stream/" + url.PathEscape(namespaceOrDefault(namespace))
 }
 
 // ReplyStream names the reply stream of one resume.
 func ReplyStream(resumeID string) string { return "replies/" + resumeID }
 
-func runStreamIndex(runID string) string { return "runs/" + runID + "/stream-index" }
+func runStreamIndex(runID string) string { return world.RunStreamPrefix(runID) + "stream-index" }
 
 func namespaceOrDefault(ns string) string {
 	if ns == "" {
@@ -45,14 +45,15 @@ func OpenRunStream(ctx context.Context, w world.Streams, runID, namespace string
 // opened, and the reply streams of the messages it received, so a caller
 // still waiting learns that no reply will come. The index is closed first,
 // so a step still running cannot open a namespace this pass would miss.
-func closeStreams(ctx context.Context, w world.Streams, runID string, replies []string) error {
+// It returns the names of the streams it closed.
+func closeStreams(ctx context.Context, w world.Streams, runID string, replies []string) ([]string, error) {
 	index := runStreamIndex(runID)
 	if err := w.CloseStream(ctx, index); err != nil {
-		return err
+		return nil, err
 	}
 	opened, _, err := w.ReadStream(ctx, index, 0)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	names := map[string]bool{}
 	for _, ns := range opened {
@@ -62,8 +63,10 @@ func closeStreams(ctx context.Context, w world.Streams, runID string, replies []
 		names[ReplyStream(r)] = true
 	}
 	var errs []error
+	closed := []string{index}
 	for name := range names {
 		errs = append(errs, w.CloseStream(ctx, name))
+		closed = append(closed, name)
 	}
-	return errors.Join(errs...)
+	return closed, errors.Join(errs...)
 }

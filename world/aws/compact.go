@@ -8,11 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
@@ -120,27 +118,14 @@ func (w *World) nameStreamObject(ctx context.Context, name, key string) (bool, e
 	return head.Object == key, nil
 }
 
-// deleteItems deletes items in batches, sending again what DynamoDB left
-// unprocessed (it does so under throttling).
+// deleteItems deletes items in batches.
 func (w *World) deleteItems(ctx context.Context, keys []itemKeys) error {
-	for len(keys) > 0 {
-		n := min(len(keys), batchWriteMax)
-		reqs := make([]types.WriteRequest, n)
-		for i, k := range keys[:n] {
-			reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k.key()}}
-		}
-		keys = keys[n:]
-		for len(reqs) > 0 {
-			out, err := w.ddb.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
-				RequestItems: map[string][]types.WriteRequest{w.opts.Table: reqs},
-			})
-			if err != nil {
-				return fmt.Errorf("delete chunk items: %w", err)
-			}
-			if reqs = out.UnprocessedItems[w.opts.Table]; len(reqs) > 0 {
-				pause(ctx, 100*time.Millisecond)
-			}
-		}
+	reqs := make([]types.WriteRequest, len(keys))
+	for i, k := range keys {
+		reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k.key()}}
+	}
+	if err := w.batchWrite(ctx, reqs); err != nil {
+		return fmt.Errorf("delete chunk items: %w", err)
 	}
 	return nil
 }

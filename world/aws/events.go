@@ -87,8 +87,15 @@ func (c *runChange) blobs() []blob {
 // log head (checking owner's lease if owner is set), then the run if it
 // changes.
 func (w *World) appendItems(runID, owner string, from int64, events []eventItem, change *runChange) ([]types.TransactWriteItem, error) {
+	// The write that finishes the run stamps the items it touches with
+	// their expiry; ExpireRun stamps the rest.
+	var expires int64
+	if change != nil && change.Status.Terminal() {
+		expires = w.runExpiry()
+	}
 	var writes []types.TransactWriteItem
 	for i := range events {
+		events[i].ExpiresAt = expires
 		av, err := marshalItem(&events[i])
 		if err != nil {
 			return nil, err
@@ -99,6 +106,9 @@ func (w *World) appendItems(runID, owner string, from int64, events []eventItem,
 	next := expression.Set(expression.Name("next"), expression.Value(from+int64(len(events))))
 	if change != nil && change.Status.Terminal() {
 		next = next.Set(expression.Name("finished"), expression.Value(true))
+	}
+	if expires != 0 {
+		next = next.Set(expression.Name(attrExpiresAt), expression.Value(expires))
 	}
 	cond := expression.And(
 		expression.AttributeExists(expression.Name(attrPK)),
@@ -123,7 +133,11 @@ func (w *World) appendItems(runID, owner string, from int64, events []eventItem,
 	}})
 
 	if change != nil {
-		runExpr, err := expression.NewBuilder().WithUpdate(change.expression(time.Now())).Build()
+		u := change.expression(time.Now())
+		if expires != 0 {
+			u = u.Set(expression.Name(attrExpiresAt), expression.Value(expires))
+		}
+		runExpr, err := expression.NewBuilder().WithUpdate(u).Build()
 		if err != nil {
 			return nil, err
 		}
@@ -206,7 +220,7 @@ func (w *World) Events(ctx context.Context, runID string, after int64) ([]world.
 	if err != nil {
 		return nil, fmt.Errorf("events of run %s: %w", runID, err)
 	}
-	if len(avs) == 0 || !isItem(avs[len(avs)-1], skLogHead) {
+	if len(avs) == 0 || !isItem(avs[len(avs)-1], skLogHead) || w.expired(expiresAt(avs[len(avs)-1])) {
 		return nil, fmt.Errorf("events of run %s: %w", runID, world.ErrRunNotFound)
 	}
 	avs = avs[:len(avs)-1]

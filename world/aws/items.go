@@ -27,7 +27,8 @@ const (
 	attrCreated   = "created"
 
 	// attrExpiresAt is the table's TTL attribute (Unix seconds). DynamoDB
-	// deletes expired items lazily, so readers check expiry themselves.
+	// deletes expired items lazily (within days), so readers check expiry
+	// themselves (expired).
 	attrExpiresAt = "expiresAt"
 )
 
@@ -71,8 +72,9 @@ func (k itemKeys) key() map[string]types.AttributeValue {
 // live in S3 under the *Ref keys.
 type runItem struct {
 	itemKeys
-	ListAll string `json:"listAll"`
-	Created string `json:"created"` // listing order: write time, then ID
+	ListAll   string `json:"listAll"`
+	Created   string `json:"created"` // listing order: write time, then ID
+	ExpiresAt int64  `json:"expiresAt,omitempty"`
 	world.Run
 	InputRef  string `json:"inputRef,omitempty"`
 	OutputRef string `json:"outputRef,omitempty"`
@@ -96,6 +98,7 @@ type logHead struct {
 	Finished   bool   `json:"finished"`
 	LeaseOwner string `json:"leaseOwner,omitempty"`
 	LeaseUntil int64  `json:"leaseUntil,omitempty"`
+	ExpiresAt  int64  `json:"expiresAt,omitempty"` // set with Finished, unless kept for ever
 }
 
 // eventItem is one entry of a run's log.
@@ -103,6 +106,7 @@ type eventItem struct {
 	itemKeys
 	world.Event
 	PayloadRef string `json:"payloadRef,omitempty"`
+	ExpiresAt  int64  `json:"expiresAt,omitempty"`
 }
 
 // hookItem holds a hook token. Claim is a random ID per claim, so that a
@@ -118,9 +122,10 @@ type hookItem struct {
 // Object the S3 key of the compacted stream once CloseStream wrote it.
 type streamHead struct {
 	itemKeys
-	Next   int64  `json:"next"`
-	Closed bool   `json:"closed"`
-	Object string `json:"object,omitempty"`
+	Next      int64  `json:"next"`
+	Closed    bool   `json:"closed"`
+	Object    string `json:"object,omitempty"`
+	ExpiresAt int64  `json:"expiresAt,omitempty"`
 }
 
 // chunkItem is one chunk of a live stream.

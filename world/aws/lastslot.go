@@ -32,6 +32,8 @@ func (w *World) GetRun(ctx context.Context, id string) (world.Run, error) {
 			if err := unmarshalItem(av, &head); err != nil {
 				return world.Run{}, fmt.Errorf("get run %s: decode log head: %w", id, err)
 			}
+		case isItem(av, skRun) && w.expired(expiresAt(av)):
+			return world.Run{}, fmt.Errorf("run %s: %w", id, world.ErrRunNotFound)
 		case isItem(av, skRun):
 			run, err := w.runFromItem(ctx, av)
 			run.LastSlot = lastSlot(head)

@@ -110,11 +110,12 @@ func TestCallsPerInlineStep(t *testing.T) {
 	if msgs := perStep["SQS.SendMessage"]; msgs > 0 {
 		t.Errorf("%.1f SQS messages per inline step, want none", msgs)
 	}
-	// Two UpdateItem per invocation: closing the run's stream index at its
-	// end, and acquiring the run's lease. An invocation that finishes the
-	// run leaves the lease to lapse rather than pay a release.
-	if n := small["DynamoDB.UpdateItem"]; n != 2 {
-		t.Errorf("%d UpdateItem in an invocation that finishes its run, want 2 (the stream index, the lease)", n)
+	// Three UpdateItem per invocation: closing the run's stream index at
+	// its end and stamping its expiry, and acquiring the run's lease. An
+	// invocation that finishes the run leaves the lease to lapse rather
+	// than pay a release.
+	if n := small["DynamoDB.UpdateItem"]; n != 3 {
+		t.Errorf("%d UpdateItem in an invocation that finishes its run, want 3 (the stream index and its expiry, the lease)", n)
 	}
 }
 

@@ -198,7 +198,7 @@ func (w *World) ListRuns(ctx context.Context, f world.RunFilter) (world.RunPage,
 			if err != nil {
 				return world.RunPage{}, err
 			}
-			if !world.MatchRun(item.Run, f) {
+			if !world.MatchRun(item.Run, f) || w.expired(item.ExpiresAt) {
 				continue
 			}
 			if len(page.Runs) == limit {

@@ -131,7 +131,7 @@ func (w *World) ReadStream(ctx context.Context, name string, from int64) ([][]by
 		if err != nil {
 			return nil, false, fmt.Errorf("read stream %s: %w", name, err)
 		}
-		if len(avs) == 0 || !isItem(avs[len(avs)-1], skChunkHead) {
+		if len(avs) == 0 || !isItem(avs[len(avs)-1], skChunkHead) || w.expired(expiresAt(avs[len(avs)-1])) {
 			return nil, false, nil
 		}
 		var head streamHead
@@ -191,10 +191,15 @@ func nonNil(b []byte) []byte {
 // and completes what an interrupted close left.
 func (w *World) CloseStream(ctx context.Context, name string) error {
 	w.forgetNext(name)
-	e, err := expression.NewBuilder().WithUpdate(
-		expression.Set(expression.Name("closed"), expression.Value(true)).
-			Set(expression.Name("next"), expression.IfNotExists(expression.Name("next"), expression.Value(0))),
-	).Build()
+	closing := expression.Set(expression.Name("closed"), expression.Value(true)).
+		Set(expression.Name("next"), expression.IfNotExists(expression.Name("next"), expression.Value(0)))
+	if !world.IsRunStream(name) {
+		// A reply: kept for its caller a while after its first close. A
+		// run's streams expire with the run (ExpireRun).
+		expires := w.now().Add(world.ReplyRetention).Unix()
+		closing = closing.Set(expression.Name(attrExpiresAt), expression.IfNotExists(expression.Name(attrExpiresAt), expression.Value(expires)))
+	}
+	e, err := expression.NewBuilder().WithUpdate(closing).Build()
 	if err != nil {
 		return fmt.Errorf("close stream %s: %w", name, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -22,6 +23,10 @@ type Options struct {
 	Table    string // DynamoDB table: runs, event logs, hooks, live stream chunks
 	QueueURL string // SQS standard queue
 	Bucket   string // S3 bucket: large payloads and closed streams
+	// Retention is how long a finished run is kept (0:
+	// world.DefaultRetention, 30 days; world.KeepForever: for ever); see
+	// retention.go.
+	Retention time.Duration
 }
 
 // World is a world.World on DynamoDB, SQS and S3. It is safe for concurrent
@@ -32,6 +37,10 @@ type World struct {
 	sqs   *sqs.Client
 	s3    *s3.Client
 	calls *callCounter
+	// retention is Options.Retention resolved; now is the clock expiry is
+	// reckoned by (tests replace it).
+	retention time.Duration
+	now       func() time.Time
 	// polls are the SQS long polls in flight; Close waits for them, since
 	// one its caller abandoned must still release what it takes.
 	polls sync.WaitGroup
@@ -52,7 +61,8 @@ func New(cfg aws.Config, opts Options) (*World, error) {
 	if opts.Table == "" || opts.QueueURL == "" || opts.Bucket == "" {
 		return nil, fmt.Errorf("aws world: table, queue URL and bucket are all required, got %+v", opts)
 	}
-	w := &World{opts: opts, calls: newCallCounter(), streamNext: map[string]int64{}}
+	w := &World{opts: opts, calls: newCallCounter(), streamNext: map[string]int64{},
+		retention: world.RetentionOrDefault(opts.Retention), now: time.Now}
 	w.ddb, w.sqs, w.s3 = newClients(cfg, w.calls)
 	return w, nil
 }
@@ -73,8 +83,9 @@ func FromEnv(ctx context.Context) (*World, error) {
 }
 
 // OptionsFromEnv reads the resources the Lambda functions are given:
-// WORKFLOW_TABLE, WORKFLOW_QUEUE_URL and WORKFLOW_BUCKET. It names every
-// variable that is missing.
+// WORKFLOW_TABLE, WORKFLOW_QUEUE_URL and WORKFLOW_BUCKET, and
+// WORKFLOW_RETENTION_DAYS, how long finished runs are kept (unset: 30 days;
+// 0: for ever). It names every variable that is missing or wrong.
 func OptionsFromEnv() (Options, error) {
 	opts := Options{
 		Table:    os.Getenv("WORKFLOW_TABLE"),
@@ -89,6 +100,9 @@ func OptionsFromEnv() (Options, error) {
 			missing = append(missing, fmt.Errorf("%s is not set", v.name))
 		}
 	}
+	retention, err := retentionFromEnv()
+	missing = append(missing, err)
+	opts.Retention = retention
 	if err := errors.Join(missing...); err != nil {
 		return Options{}, fmt.Errorf("aws world from environment: %w", err)
 	}

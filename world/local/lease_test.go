@@ -12,7 +12,8 @@ import (
 )
 
 // TestUpgradeToLeases opens a database of schema version 1, from before
-// run leases: the World adds the lease columns and keeps the runs.
+// run leases (and retention): the World adds the lease columns and keeps
+// the runs.
 func TestUpgradeToLeases(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
@@ -25,7 +26,9 @@ func TestUpgradeToLeases(t *testing.T) {
 	db, err := sql.Open("sqlite", filepath.Join(dir, "world.db"))
 	check(t, "sql.Open", err)
 	_, err = db.Exec(`ALTER TABLE runs DROP COLUMN lease_owner; ALTER TABLE runs DROP COLUMN lease_until;
-		ALTER TABLE runs DROP COLUMN lease_world; PRAGMA user_version = 1`)
+		ALTER TABLE runs DROP COLUMN lease_world;
+		DROP INDEX runs_finished; DROP INDEX streams_closed; ALTER TABLE streams DROP COLUMN closed_at;
+		PRAGMA user_version = 1`)
 	check(t, "downgrade to version 1", err)
 	check(t, "close", db.Close())
 

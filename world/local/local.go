@@ -55,9 +55,10 @@ func (wallClock) Now() time.Time { return time.Now() }
 type Option func(*config)
 
 type config struct {
-	clock    Clock
-	fullSync bool
-	existing bool
+	clock     Clock
+	fullSync  bool
+	existing  bool
+	retention time.Duration
 }
 
 // WithClock replaces the wall clock, for tests that control time. Waiters
@@ -80,8 +81,10 @@ func WithExisting() Option { return func(cfg *config) { cfg.existing = true } }
 
 // World is a world.World and world.Notifier stored in a SQLite database.
 type World struct {
-	clock Clock
-	id    string // this Open of the directory, recorded with the leases it grants
+	clock     Clock
+	retention time.Duration // of finished runs (sweep.go)
+	sweeping  sync.WaitGroup
+	id        string // this Open of the directory, recorded with the leases it grants
 
 	wmu      sync.Mutex // serialises the writer connection and its statements
 	wconn    *sql.Conn
@@ -128,7 +131,8 @@ func Open(dir string, opts ...Option) (*World, error) {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("local: %w", err)
 	}
-	w := &World{clock: cfg.clock, id: rand.Text(), closed: make(chan struct{}), dir: dir, fullSync: cfg.fullSync}
+	w := &World{clock: cfg.clock, retention: world.RetentionOrDefault(cfg.retention), id: rand.Text(),
+		closed: make(chan struct{}), dir: dir, fullSync: cfg.fullSync}
 	if err := w.open(path, cfg.fullSync); err != nil {
 		w.closeDBs()
 		return nil, fmt.Errorf("local: open %s: %w", path, err)
@@ -196,6 +200,7 @@ func (w *World) Close() error {
 	w.closeOnce.Do(func() {
 		close(w.closed)
 		<-w.ckpt.done
+		w.sweeping.Wait()
 		w.wmu.Lock()
 		defer w.wmu.Unlock()
 		err = w.closeDBs()

@@ -2,6 +2,7 @@ package local_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/lambdaworkflow/workflow/world"
 	"github.com/lambdaworkflow/workflow/world/local"
@@ -25,4 +26,10 @@ func open(t testing.TB, dir string, opts ...local.Option) *local.World {
 		}
 	})
 	return w
+}
+
+func TestRetention(t *testing.T) {
+	worldtest.Retention(t, func(t *testing.T, retention time.Duration, clock *worldtest.Clock) world.World {
+		return open(t, t.TempDir(), local.WithRetention(retention), local.WithClock(clock))
+	})
 }

@@ -39,6 +39,9 @@ func (w *World) claimQueue() error {
 			}
 			return w.releaseDeadLeases(s)
 		})
+		if w.queueErr == nil {
+			w.sweeping.Go(w.sweepPeriodically)
+		}
 	})
 	return w.queueErr
 }

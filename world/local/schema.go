@@ -8,7 +8,7 @@ import (
 
 // schemaVersion is kept in PRAGMA user_version; a later version of this
 // package that changes the schema migrates from it.
-const schemaVersion = 2
+const schemaVersion = 3
 
 // Times are INTEGER Unix nanoseconds, NULL for the zero time; JSON fields
 // are BLOBs, NULL when empty.
@@ -32,6 +32,8 @@ CREATE TABLE runs (
 );
 CREATE INDEX runs_by_workflow ON runs(workflow);
 CREATE INDEX runs_by_status ON runs(status);
+-- The sweep's order; partial, so that no append of a running run writes it.
+CREATE INDEX runs_finished ON runs(updated_at) WHERE finished = 1;
 
 -- Clustered on (run_id, slot): a run's log is one range of the B-tree.
 CREATE TABLE events (
@@ -69,10 +71,12 @@ CREATE INDEX queue_by_visible_at ON queue(visible_at);
 CREATE UNIQUE INDEX queue_dedup ON queue(dedup_key) WHERE attempt = 0 AND dedup_key IS NOT NULL;
 
 CREATE TABLE streams (
-	name   TEXT PRIMARY KEY,
-	length INTEGER NOT NULL,
-	closed INTEGER NOT NULL
+	name      TEXT PRIMARY KEY,
+	length    INTEGER NOT NULL,
+	closed    INTEGER NOT NULL,
+	closed_at INTEGER             -- the first close, for reply streams' retention
 ) WITHOUT ROWID;
+CREATE INDEX streams_closed ON streams(closed_at) WHERE closed = 1;
 
 CREATE TABLE stream_chunks (
 	name TEXT NOT NULL,
@@ -88,6 +92,10 @@ var upgrades = []string{
 	`ALTER TABLE runs ADD COLUMN lease_owner TEXT;
 	ALTER TABLE runs ADD COLUMN lease_until INTEGER;
 	ALTER TABLE runs ADD COLUMN lease_world TEXT;`,
+	// 2 → 3: retention.
+	`CREATE INDEX runs_finished ON runs(updated_at) WHERE finished = 1;
+	ALTER TABLE streams ADD COLUMN closed_at INTEGER;
+	CREATE INDEX streams_closed ON streams(closed_at) WHERE closed = 1;`,
 }
 
 // migrate creates the schema in a new database, upgrades one written by an
@@ -207,7 +215,8 @@ func (s *writeStmts) prepare(ctx context.Context, conn *sql.Conn) error {
 		&s.streamState:     `SELECT length, closed FROM streams WHERE name = ?`,
 		&s.putStreamLength: `INSERT INTO streams (name, length, closed) VALUES (?1, ?2, 0) ON CONFLICT (name) DO UPDATE SET length = ?2`,
 		&s.insertChunk:     `INSERT INTO stream_chunks (name, idx, data) VALUES (?, ?, ?)`,
-		&s.closeStream:     `INSERT INTO streams (name, length, closed) VALUES (?, 0, 1) ON CONFLICT (name) DO UPDATE SET closed = 1`,
+		&s.closeStream: `INSERT INTO streams (name, length, closed, closed_at) VALUES (?1, 0, 1, ?2)
+			ON CONFLICT (name) DO UPDATE SET closed = 1, closed_at = coalesce(closed_at, ?2)`,
 	})
 }
 

@@ -37,7 +37,7 @@ func (w *World) WriteStream(_ context.Context, name string, chunks [][]byte) err
 // CloseStream implements world.Streams.
 func (w *World) CloseStream(_ context.Context, name string) error {
 	if err := w.write(func(s *writeStmts) error {
-		_, err := s.closeStream.Exec(name)
+		_, err := s.closeStream.Exec(name, w.clock.Now().UnixNano())
 		return err
 	}); err != nil {
 		return fmt.Errorf("close stream %s: %w", name, err)

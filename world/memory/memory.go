@@ -26,7 +26,8 @@ func (wallClock) Now() time.Time { return time.Now() }
 
 // World is an in-memory world.World and world.Notifier.
 type World struct {
-	clock Clock
+	clock     Clock
+	retention time.Duration // of finished runs; KeepForever unless WithRetention
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced on every change: a broadcast
@@ -52,8 +53,9 @@ type queued struct {
 }
 
 type stream struct {
-	chunks [][]byte
-	closed bool
+	chunks   [][]byte
+	closed   bool
+	closedAt time.Time // first close, for ReplyRetention
 }
 
 // Option configures a World.
@@ -65,11 +67,12 @@ func WithClock(c Clock) Option { return func(w *World) { w.clock = c } }
 // New returns an empty World.
 func New(opts ...Option) *World {
 	w := &World{
-		clock:   wallClock{},
-		changed: make(chan struct{}),
-		runs:    map[string]*runState{},
-		hooks:   map[string]world.Hook{},
-		streams: map[string]*stream{},
+		clock:     wallClock{},
+		retention: world.KeepForever,
+		changed:   make(chan struct{}),
+		runs:      map[string]*runState{},
+		hooks:     map[string]world.Hook{},
+		streams:   map[string]*stream{},
 	}
 	for _, o := range opts {
 		o(w)
@@ -470,7 +473,9 @@ func (w *World) WriteStream(_ context.Context, name string, chunks [][]byte) err
 func (w *World) CloseStream(_ context.Context, name string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.streamLocked(name).closed = true
+	if s := w.streamLocked(name); !s.closed {
+		s.closed, s.closedAt = true, w.clock.Now()
+	}
 	w.broadcastLocked()
 	return nil
 }

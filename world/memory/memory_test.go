@@ -2,6 +2,7 @@ package memory_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/lambdaworkflow/workflow/world"
 	"github.com/lambdaworkflow/workflow/world/memory"
@@ -17,4 +18,10 @@ func TestConformance(t *testing.T) {
 func TestConformanceShared(t *testing.T) {
 	w := memory.New()
 	worldtest.Run(t, func(*testing.T) world.World { return w })
+}
+
+func TestRetention(t *testing.T) {
+	worldtest.Retention(t, func(_ *testing.T, retention time.Duration, clock *worldtest.Clock) world.World {
+		return memory.New(memory.WithRetention(retention), memory.WithClock(clock))
+	})
 }
