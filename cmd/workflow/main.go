@@ -7,6 +7,7 @@
 //	workflow cancel <run ID> --reason "customer asked"
 //	workflow cancel --all --status running --workflow checkout [--yes]
 //	workflow deployments
+//	workflow gc [--retention 720h]
 //	workflow help [command]
 package main
 
@@ -34,6 +35,7 @@ var commands = []command{
 	{"inspect run", "<run ID>", "show a run and the timeline of its log", inspectRun},
 	{"cancel", "<run ID> | --all", "cancel a run, or every run the filters select", cancel},
 	{"deployments", "", "count the runs in flight on each deployment (which old versions may go)", deployments},
+	{"gc", "", "delete the finished runs past their retention now (the embedded World's worker does so every 10 minutes)", gc},
 }
 
 // env is what a command reads and writes besides its arguments.

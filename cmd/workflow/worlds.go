@@ -34,25 +34,26 @@ func registerWorldFlags(fs *flag.FlagSet) *worldFlags {
 	return f
 }
 
-// open opens the World the flags name. The embedded World must exist:
-// a mistyped --dir is an error, not an empty World.
-func (f *worldFlags) open(ctx context.Context) (world.World, error) {
+// open opens the World the flags name, the embedded one with opts. The
+// embedded World must exist: a mistyped --dir is an error, not an empty
+// World.
+func (f *worldFlags) open(ctx context.Context, opts ...local.Option) (world.World, error) {
 	switch f.kind {
 	case "local":
 		if f.endpoint != "" {
 			return nil, fmt.Errorf("%w: --endpoint is for --world aws", errUsage)
 		}
-		return local.Open(f.dir, local.WithExisting())
+		return local.Open(f.dir, append(opts, local.WithExisting())...)
 	case "aws":
 		names, err := awsworld.OptionsFromEnv()
 		if err != nil {
 			return nil, err
 		}
-		var opts []func(*config.LoadOptions) error
+		var load []func(*config.LoadOptions) error
 		if f.endpoint != "" {
-			opts = append(opts, config.WithBaseEndpoint(f.endpoint))
+			load = append(load, config.WithBaseEndpoint(f.endpoint))
 		}
-		cfg, err := config.LoadDefaultConfig(ctx, opts...)
+		cfg, err := config.LoadDefaultConfig(ctx, load...)
 		if err != nil {
 			return nil, fmt.Errorf("aws world: %w", err)
 		}
