@@ -7,6 +7,8 @@
 //	go run ./cmd/devserver             # http://127.0.0.1:8080
 //	go run ./cmd/devserver -addr :9000 -data /tmp/wf
 //
+// The run viewer (package viewer) is on /runs/: every order's timeline.
+//
 // docs/AWS.md shows the calls to make; they are the same as against the
 // deployed stack, with this server's address as the API and webhook base.
 package main
@@ -26,7 +28,9 @@ import (
 
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/examples/lambdaapp"
+	"github.com/lambdaworkflow/workflow/viewer"
 	"github.com/lambdaworkflow/workflow/webhook"
+	"github.com/lambdaworkflow/workflow/world"
 	"github.com/lambdaworkflow/workflow/world/local"
 )
 
@@ -61,27 +65,29 @@ func run(addr, data, token string) error {
 	}
 	base := baseURL(ln.Addr().(*net.TCPAddr))
 
-	c := workflow.NewClient(w)
 	worker := workflow.NewWorker(w, workflow.WorkerOptions{Registry: lambdaapp.Workflows, WebhookBaseURL: base})
 	done := make(chan error, 1)
 	go func() { done <- worker.Run(ctx) }()
-	srv := &http.Server{Handler: newMux(c, token), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: newMux(w, token), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		srv.Shutdown(shutdown)
 	}()
-	fmt.Printf("serving examples/lambdaapp on %s (World in %s, API token %q); Ctrl-C stops\n", base, data, token)
+	fmt.Printf("serving examples/lambdaapp on %s (World in %s, API token %q, run viewer on %s/runs/); Ctrl-C stops\n", base, data, token, base)
 	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return <-done
 }
 
-// newMux serves the webhook route and the order API.
-func newMux(c *workflow.Client, token string) *http.ServeMux {
+// newMux serves the webhook route, the order API and, under /runs/, the
+// run viewer (read-only).
+func newMux(w world.World, token string) *http.ServeMux {
+	c := workflow.NewClient(w)
 	mux := http.NewServeMux()
+	mux.Handle("/runs/", http.StripPrefix("/runs", viewer.New(w)))
 	mux.Handle(webhook.Pattern, webhook.NewHandler(c))
 	api := lambdaapp.API(c, token)
 	for _, route := range []string{"POST /orders", "GET /orders/{id}", "POST /orders/{id}/approval"} {

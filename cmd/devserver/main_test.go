@@ -23,8 +23,7 @@ func TestDevServerServesAnOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	c := workflow.NewClient(w)
-	srv := httptest.NewServer(newMux(c, "tok"))
+	srv := httptest.NewServer(newMux(w, "tok"))
 	defer srv.Close()
 	go workflow.NewWorker(w, workflow.WorkerOptions{WebhookBaseURL: srv.URL}).Run(ctx)
 
@@ -58,6 +57,12 @@ func TestDevServerServesAnOrder(t *testing.T) {
 	}
 	if code, body := call("POST", srv.URL+"/orders/d1/approval", `{"approve": true, "approver": "Grace"}`); code != http.StatusOK || !strings.Contains(body, `"status":"approved"`) {
 		t.Fatalf("approval: %d %s", code, body)
+	}
+	if code, body := call("GET", srv.URL+"/runs/api/runs", ""); code != http.StatusOK || strings.Count(body, `"workflow":`) != 1 {
+		t.Fatalf("the run viewer's list on /runs/: %d %s", code, body)
+	}
+	if code, body := call("GET", srv.URL+"/runs/", ""); code != http.StatusOK || !strings.Contains(body, "viewer.js") {
+		t.Fatalf("the run viewer on /runs/: %d %s", code, body)
 	}
 	if code, _ := call("GET", srv.URL+"/orders/d1/nope", ""); code != http.StatusNotFound {
 		t.Fatalf("unknown route: %d", code)

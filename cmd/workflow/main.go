@@ -8,6 +8,7 @@
 //	workflow cancel --all --status running --workflow checkout [--yes]
 //	workflow deployments
 //	workflow gc [--retention 720h]
+//	workflow web [--addr 127.0.0.1:8081] [--allow-cancel]
 //	workflow help [command]
 package main
 
@@ -36,6 +37,7 @@ var commands = []command{
 	{"cancel", "<run ID> | --all", "cancel a run, or every run the filters select", cancel},
 	{"deployments", "", "count the runs in flight on each deployment (which old versions may go)", deployments},
 	{"gc", "", "delete the finished runs past their retention now (the embedded World's worker does so every 10 minutes)", gc},
+	{"web", "", "serve the run viewer: run list, timelines, payloads, live", web},
 }
 
 // env is what a command reads and writes besides its arguments.

@@ -5,7 +5,9 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"io"
 	"io/fs"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -45,6 +47,11 @@ func openWorlds(t *testing.T) map[string]func(t *testing.T) testWorld {
 			if err != nil {
 				t.Fatal(err)
 			}
+			t.Cleanup(func() {
+				if err := awsworld.Teardown(context.Background(), cfg, opts); err != nil {
+					t.Logf("teardown: %v", err)
+				}
+			})
 			t.Setenv("WORKFLOW_TABLE", opts.Table)
 			t.Setenv("WORKFLOW_QUEUE_URL", opts.QueueURL)
 			t.Setenv("WORKFLOW_BUCKET", opts.Bucket)
@@ -134,6 +141,7 @@ func TestEveryCommandOnEveryWorld(t *testing.T) {
 			if out, _ = cli("inspect", "runs", "--status", "cancelled"); strings.Count(out, "cancelled") != 3 {
 				t.Fatalf("three runs cancelled:\n%s", out)
 			}
+			serveViewer(t, tw)
 		})
 	}
 }
@@ -222,7 +230,7 @@ func TestUsageErrorsAndHelp(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"inspect", "runs", "--status", "runing"}, `unknown status "runing"`},
+		{[]string{"inspect", "runs", "--status", "sleeping"}, `unknown status "sleeping"`},
 		{[]string{"inspect", "runs", "--since", "yesterday"}, "neither a time"},
 		{[]string{"inspect", "run"}, "wants one run ID"},
 		{[]string{"cancel", "run-a", "--all"}, "not both"},
@@ -241,5 +249,30 @@ func TestUsageErrorsAndHelp(t *testing.T) {
 	}
 	if _, statErr := local.Open(missing, local.WithExisting()); statErr == nil {
 		t.Fatal("opening the missing World created it")
+	}
+}
+
+// serveViewer runs workflow web on tw and reads its run list.
+func serveViewer(t *testing.T, tw testWorld) {
+	ctx, stop := context.WithCancel(t.Context())
+	out := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- runWith(ctx, append([]string{"web", "--addr", "127.0.0.1:0"}, tw.flags...), &env{in: strings.NewReader(""), out: out})
+	}()
+	waitFor(t, out, "/ (read-only)")
+	base := strings.Fields(strings.TrimPrefix(out.String(), "viewer on "))[0]
+	resp, err := http.Get(base + "api/runs?status=cancelled")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || strings.Count(string(body), `"id"`) != 3 {
+		t.Fatalf("the viewer's run list: %s %s", resp.Status, body)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("workflow web after Ctrl-C: %v", err)
 	}
 }

@@ -8,10 +8,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/lambdaworkflow/workflow/internal/emulator"
 )
@@ -53,31 +49,7 @@ func newTestWorldWith(t *testing.T, cfg aws.Config) *World {
 func teardown(t *testing.T, cfg aws.Config, opts Options) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ddb, q, blobs := newClients(cfg, nil)
-	if _, err := ddb.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: &opts.Table}); err != nil {
-		t.Logf("teardown: delete table: %v", err)
-	}
-	if _, err := q.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: &opts.QueueURL}); err != nil {
-		t.Logf("teardown: delete queue: %v", err)
-	}
-	pages := s3.NewListObjectsV2Paginator(blobs, &s3.ListObjectsV2Input{Bucket: &opts.Bucket})
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			t.Logf("teardown: list objects: %v", err)
-			return
-		}
-		var ids []s3types.ObjectIdentifier
-		for _, o := range page.Contents {
-			ids = append(ids, s3types.ObjectIdentifier{Key: o.Key})
-		}
-		if len(ids) > 0 {
-			if _, err := blobs.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: &opts.Bucket, Delete: &s3types.Delete{Objects: ids}}); err != nil {
-				t.Logf("teardown: delete objects: %v", err)
-			}
-		}
-	}
-	if _, err := blobs.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &opts.Bucket}); err != nil {
-		t.Logf("teardown: delete bucket: %v", err)
+	if err := Teardown(ctx, cfg, opts); err != nil {
+		t.Logf("teardown: %v", err)
 	}
 }
