@@ -137,7 +137,7 @@ func Open(dir string, opts ...Option) (*World, error) {
 		w.closeDBs()
 		return nil, fmt.Errorf("local: open %s: %w", path, err)
 	}
-	go w.watchOtherProcesses()
+	w.watchOtherProcesses()
 	go w.ckpt.run(w.closed, &w.wmu)
 	return w, nil
 }

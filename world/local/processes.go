@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -54,19 +55,29 @@ const crossProcessInterval = 250 * time.Millisecond
 // to the database (SQLite's data_version changes), so a cancellation or a
 // hook resume written by another process reaches a waiting worker within
 // crossProcessInterval. Waiters re-check their condition when woken.
+//
+// It reads the first data_version before it returns and watches in the
+// background from there: read later, a commit made between Open and that
+// read would never wake anyone.
 func (w *World) watchOtherProcesses() {
 	ctx := context.Background()
 	conn, err := w.rdb.Conn(ctx)
 	if err != nil {
 		return
 	}
+	var last int64
+	if conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&last) != nil {
+		conn.Close()
+		return
+	}
+	go w.watchDataVersion(conn, last)
+}
+
+func (w *World) watchDataVersion(conn *sql.Conn, last int64) {
+	ctx := context.Background()
 	defer conn.Close()
 	tick := time.NewTicker(crossProcessInterval)
 	defer tick.Stop()
-	var last int64
-	if conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&last) != nil {
-		return
-	}
 	for {
 		select {
 		case <-w.closed:
