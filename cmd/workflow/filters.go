@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lambdaworkflow/workflow/internal/engine"
 	"github.com/lambdaworkflow/workflow/world"
 )
 
@@ -27,6 +28,10 @@ func registerRunFilters(fs *flag.FlagSet) *runFilters {
 	fs.StringVar(&f.workflow, "workflow", "", "only runs of this workflow")
 	fs.Var(&f.status, "status", "only runs in this status: "+strings.Join(statusNames(), ", "))
 	fs.Var(f.attrs, "attr", "only runs with this attribute (key=value), repeatable")
+	fs.Func("deployment", "only runs pinned to this deployment (see workflow deployments)", func(v string) error {
+		f.attrs[engine.AttrDeployment] = v
+		return nil
+	})
 	fs.Var(&f.since, "since", "only runs created at or after this time (RFC 3339, a date, or a duration ago: 2h)")
 	fs.Var(&f.until, "until", "only runs created before this time (same forms as --since)")
 	return f

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lambdaworkflow/workflow/internal/emulator"
+	"github.com/lambdaworkflow/workflow/internal/engine"
 	"github.com/lambdaworkflow/workflow/world"
 	awsworld "github.com/lambdaworkflow/workflow/world/aws"
 	"github.com/lambdaworkflow/workflow/world/local"
@@ -92,13 +93,17 @@ func TestEveryCommandOnEveryWorld(t *testing.T) {
 			createRuns(t, tw,
 				world.Run{ID: "run-a", Workflow: "checkout", Status: world.StatusRunning, Attributes: map[string]string{"customer": "42"}},
 				world.Run{ID: "run-b", Workflow: "refund", Status: world.StatusRunning},
-				world.Run{ID: "run-c", Workflow: "checkout", Status: world.StatusRunning},
+				world.Run{ID: "run-c", Workflow: "checkout", Status: world.StatusRunning, Attributes: map[string]string{engine.AttrDeployment: "v7"}},
 			)
 			cli := func(args ...string) (string, error) { return cliOn(t.Context(), tw, "", args...) }
 
 			out, err := cli("inspect", "runs", "--attr", "customer=42")
 			if err != nil || !strings.Contains(out, "run-a") || strings.Contains(out, "run-b") {
 				t.Fatalf("attribute filter:\n%s%v", out, err)
+			}
+			out, err = cli("inspect", "runs", "--deployment", "v7")
+			if err != nil || !strings.Contains(out, "run-c") || strings.Contains(out, "run-a") {
+				t.Fatalf("deployment filter:\n%s%v", out, err)
 			}
 			out, err = cli("inspect", "runs", "--workflow", "checkout", "--since", "1h")
 			if err != nil || !strings.Contains(out, "run-a") || !strings.Contains(out, "run-c") || strings.Contains(out, "run-b") {
