@@ -21,9 +21,8 @@ package workflow
 // Retire a change once no run needs the old branch: replace Patched and
 // the old branch with [DeprecatePatch]; once you will not roll back to
 // code that asks Patched, remove DeprecatePatch too (a recorded marker
-// that no code asks about is ignored). [Replay] of the running runs'
-// logs against the new code tells you whether a run still needs the old
-// branch.
+// that no code asks about is ignored). [ReplayRunning], the deploy gate,
+// tells you whether a run still needs the old branch.
 func Patched(ctx Context, changeID string) bool {
 	return ctx.engine().Patched(changeID)
 }

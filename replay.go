@@ -30,10 +30,18 @@ func Replay(ctx context.Context, log []byte) error {
 	if err := json.Unmarshal(log, &events); err != nil {
 		return fmt.Errorf("workflow: replay: decoding the event log: %w", err)
 	}
-	e := &engine.Engine{Registry: engine.Global, Errors: codec{}}
+	return replayEvents(ctx, engine.Global, events)
+}
+
+// replayEvents replays a run's log against the workflows of registry.
+func replayEvents(ctx context.Context, registry *engine.Registry, events []world.Event) error {
+	e := &engine.Engine{Registry: registry, Errors: codec{}}
 	err := e.Replay(ctx, events)
 	if nd, ok := errors.AsType[*engine.Nondeterminism](err); ok {
 		return (*NondeterminismError)(nd)
+	}
+	if errors.Is(err, engine.ErrUnknownWorkflow) {
+		return fmt.Errorf("%w: %w", ErrUnknownWorkflow, err)
 	}
 	return err
 }

@@ -86,8 +86,24 @@ webhookBase() {
 	[[ -z $url || $(localURL "$url") == "$url" ]] || localURL "$url"
 }
 
+# gate replays the runs in flight in the stack's World against the code
+# about to be deployed (examples/gate): a run the new code would break
+# stops the deploy before anything changed. A new stack has no runs.
+gate() {
+	local stack=$1 out
+	out=$(outputs "$stack")
+	if [[ -z $(output TableName "$out") ]]; then
+		echo "gate: stack $stack is new, no run in flight to replay" >&2
+		return
+	fi
+	echo "gate: replaying the runs in flight of stack $stack on this build" >&2
+	WORKFLOW_TABLE=$(output TableName "$out") WORKFLOW_QUEUE_URL=$(output QueueUrl "$out") \
+		WORKFLOW_BUCKET=$(output BucketName "$out") go run ./examples/gate >&2
+}
+
 deploy() {
 	local stack=$1 base want
+	gate "$stack"
 	# A build directory of the stack's own: a build for AWS in .aws-sam/build
 	# (arm64, say) is left alone, and stacks can be deployed side by side.
 	local build=.aws-sam/local/$stack

@@ -9,6 +9,7 @@
 //	workflow deployments
 //	workflow gc [--retention 720h]
 //	workflow web [--addr 127.0.0.1:8081] [--allow-cancel]
+//	workflow replay
 //	workflow help [command]
 package main
 
@@ -38,6 +39,7 @@ var commands = []command{
 	{"deployments", "", "count the runs in flight on each deployment (which old versions may go)", deployments},
 	{"gc", "", "delete the finished runs past their retention now (the embedded World's worker does so every 10 minutes)", gc},
 	{"web", "", "serve the run viewer: run list, timelines, payloads, live", web},
+	{"replay", "", "replay every run in flight on the example's workflows (the deploy gate); exit 1 if one would fail", replayRunning},
 }
 
 // env is what a command reads and writes besides its arguments.

@@ -1,0 +1,39 @@
+// Command gate is the deploy gate of the example application
+// (examples/lambdaapp) on AWS: built from the code about to be deployed,
+// it replays every run in flight in the stack's World against that code
+// and exits 1 if one would fail, naming the run, the slot, the call its
+// log records and the call the code makes instead, with its file:line.
+// scripts/local.sh runs it before each sam deploy.
+//
+//	WORKFLOW_TABLE=… WORKFLOW_QUEUE_URL=… WORKFLOW_BUCKET=… go run ./examples/gate
+//
+// An application's gate is this file with its own registry.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/lambdaworkflow/workflow"
+	"github.com/lambdaworkflow/workflow/examples/lambdaapp"
+	"github.com/lambdaworkflow/workflow/world/aws"
+)
+
+func main() {
+	ctx := context.Background()
+	w, err := aws.FromEnv(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gate:", err)
+		os.Exit(2)
+	}
+	report, err := workflow.ReplayRunning(ctx, w, lambdaapp.Workflows)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gate: nothing checked:", err)
+		os.Exit(2)
+	}
+	_, _ = report.WriteTo(os.Stdout)
+	if len(report.Failures) > 0 {
+		os.Exit(1)
+	}
+}

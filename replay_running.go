@@ -1,0 +1,115 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/lambdaworkflow/workflow/internal/engine"
+	"github.com/lambdaworkflow/workflow/world"
+)
+
+// ReplayRunning is the deploy gate: it replays every run of w that has not
+// ended (pending or running) against the workflows of registry (nil: every
+// workflow defined in the binary), as [Replay] does, and reports the runs
+// the code would break. Build it into a binary with the code about to be
+// deployed and run it before the deploy:
+//
+//	report, err := workflow.ReplayRunning(ctx, w, orders.Workflows)
+//	if err != nil {
+//		log.Fatal(err) // the World could not be read: nothing was checked
+//	}
+//	report.WriteTo(os.Stdout)
+//	if len(report.Failures) > 0 {
+//		os.Exit(1)
+//	}
+//
+// Nothing is written and no step runs. It reads each run's log once, and
+// the run listing a page at a time.
+func ReplayRunning(ctx context.Context, w world.World, registry *Registry) (ReplayReport, error) {
+	reg := engine.Global
+	if registry != nil {
+		reg = registry.r
+	}
+	var report ReplayReport
+	seen := map[string]bool{} // a run that started between the two listings is listed twice
+	for _, status := range []world.RunStatus{world.StatusPending, world.StatusRunning} {
+		filter := world.RunFilter{Status: status}
+		for {
+			page, err := w.ListRuns(ctx, filter)
+			if err != nil {
+				return report, fmt.Errorf("workflow: listing %s runs: %w", status, worldError(err))
+			}
+			for _, run := range page.Runs {
+				if seen[run.ID] {
+					continue
+				}
+				seen[run.ID] = true
+				if err := report.replay(ctx, w, reg, run); err != nil {
+					return report, err
+				}
+			}
+			if page.NextCursor == "" {
+				break
+			}
+			filter.Cursor = page.NextCursor
+		}
+	}
+	return report, nil
+}
+
+// ReplayReport is what [ReplayRunning] found.
+type ReplayReport struct {
+	Replayed int             // runs replayed
+	Failures []ReplayFailure // the runs the code no longer reproduces
+}
+
+// ReplayFailure is a run the replayed code would break.
+type ReplayFailure struct {
+	RunID    string
+	Workflow string
+	// Err is a [*NondeterminismError] naming the slot, the call the log
+	// records there and the call the code made instead, with its file and
+	// line; [ErrUnknownWorkflow] for a workflow the registry lacks; or
+	// another error from replay (a log that no longer decodes, a panic).
+	Err error
+}
+
+func (r *ReplayReport) replay(ctx context.Context, w world.World, reg *engine.Registry, run world.Run) error {
+	events, err := w.Events(ctx, run.ID, 0)
+	if errors.Is(err, world.ErrRunNotFound) {
+		return nil // deleted since it was listed
+	}
+	if err != nil {
+		return fmt.Errorf("workflow: reading the log of run %s: %w", run.ID, err)
+	}
+	r.Replayed++
+	if err := replayEvents(ctx, reg, events); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		r.Failures = append(r.Failures, ReplayFailure{RunID: run.ID, Workflow: run.Workflow, Err: err})
+	}
+	return nil
+}
+
+// WriteTo prints the report for people: a line per failing run, then a
+// summary.
+func (r ReplayReport) WriteTo(out io.Writer) (int64, error) {
+	var n int64
+	print := func(format string, args ...any) error {
+		m, err := fmt.Fprintf(out, format, args...)
+		n += int64(m)
+		return err
+	}
+	for _, f := range r.Failures {
+		if err := print("FAIL %s (workflow %s): %v\n", f.RunID, f.Workflow, f.Err); err != nil {
+			return n, err
+		}
+	}
+	if len(r.Failures) > 0 {
+		return n, print("%d of %d runs in flight would fail on this code\n", len(r.Failures), r.Replayed)
+	}
+	return n, print("ok: all %d runs in flight replay on this code\n", r.Replayed)
+}

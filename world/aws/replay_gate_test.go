@@ -1,0 +1,78 @@
+package aws
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lambdaworkflow/workflow"
+)
+
+// awsGatedV2 is set once the test "deploys" the second version of
+// awsGated, which asks a step before the hook its runs wait on.
+var awsGatedV2 atomic.Bool
+
+var awsGated = workflow.Define("aws-test.gated", func(ctx workflow.Context, token string) (int, error) {
+	if awsGatedV2.Load() {
+		if _, err := awsStep.Call(ctx, 0); err != nil {
+			return 0, err
+		}
+	}
+	_, err := workflow.CreateHook[string](ctx, workflow.WithToken(token)).Receive(ctx)
+	return 0, err
+})
+
+// The deploy gate on the AWS World: a run waiting on a hook replays on
+// the code it started on, and fails, naming the hook's slot, on code
+// that asks a step first. The gate only reads: a listing per status and
+// the log of each run in flight.
+func TestReplayRunningOnTheAWSWorld(t *testing.T) {
+	w := newTestWorld(t)
+	ctx := context.Background()
+	c := workflow.NewClient(w)
+	worker := workflow.NewWorker(w, workflow.WorkerOptions{})
+	token := fmt.Sprint("aws-test-gate:", time.Now().UnixNano())
+	waiting, err := workflow.Start(ctx, c, awsGated, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := worker.Process(ctx, waiting.ID); err != nil {
+		t.Fatal(err)
+	}
+	finished, err := workflow.Start(ctx, c, awsChain, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := worker.Process(ctx, finished.ID); err != nil {
+		t.Fatal(err)
+	}
+	registry := workflow.NewRegistry(awsGated, awsChain)
+
+	w.ResetCalls()
+	report, err := workflow.ReplayRunning(ctx, w, registry)
+	if err != nil || report.Replayed != 1 || len(report.Failures) != 0 {
+		t.Fatalf("on the code the run started on: %+v, %v", report, err)
+	}
+	calls := w.Calls()
+	t.Logf("AWS calls of a gate over one run in flight: %v", calls)
+	for op, n := range calls {
+		if !strings.HasSuffix(op, "Query") && !strings.HasSuffix(op, "GetItem") && !strings.HasSuffix(op, "Scan") {
+			t.Errorf("the gate made %d %s calls; it only reads", n, op)
+		}
+	}
+
+	awsGatedV2.Store(true)
+	defer awsGatedV2.Store(false)
+	report, err = workflow.ReplayRunning(ctx, w, registry)
+	if err != nil || len(report.Failures) != 1 || report.Failures[0].RunID != waiting.ID {
+		t.Fatalf("on the changed code: %+v, %v", report, err)
+	}
+	nd, ok := errors.AsType[*workflow.NondeterminismError](report.Failures[0].Err)
+	if !ok || !strings.Contains(nd.Expected, "hook") || !strings.Contains(nd.Found, `step "aws-test.step" at replay_gate_test.go:`) {
+		t.Errorf("the failure does not name the recorded hook and the step called instead: %v", report.Failures[0].Err)
+	}
+}
