@@ -13,7 +13,9 @@ import (
 // ReplayRunning is the deploy gate: it replays every run of w that has not
 // ended (pending or running) against the workflows of registry (nil: every
 // workflow defined in the binary), as [Replay] does, and reports the runs
-// the code would break. Build it into a binary with the code about to be
+// the code would break: those it would drive as Failures, and those that
+// stay with the deployment they are pinned to as Pinned (keep that
+// deployment until they end). Build it into a binary with the code about to be
 // deployed and run it before the deploy:
 //
 //	report, err := workflow.ReplayRunning(ctx, w, orders.Workflows)
@@ -61,14 +63,23 @@ func ReplayRunning(ctx context.Context, w world.World, registry *Registry) (Repl
 
 // ReplayReport is what [ReplayRunning] found.
 type ReplayReport struct {
-	Replayed int             // runs replayed
-	Failures []ReplayFailure // the runs the code no longer reproduces
+	Replayed int // runs replayed
+	// Failures are the runs the code no longer reproduces and that it
+	// would drive: runs not yet pinned to a deployment, and runs of
+	// workflows whose [VersionPolicy] is Latest. Any of them blocks a
+	// deploy.
+	Failures []ReplayFailure
+	// Pinned are the runs the code no longer reproduces but that stay
+	// with the deployment they are pinned to: they are safe while that
+	// deployment is kept, and would fail if moved to this code.
+	Pinned []ReplayFailure
 }
 
 // ReplayFailure is a run the replayed code would break.
 type ReplayFailure struct {
-	RunID    string
-	Workflow string
+	RunID      string
+	Workflow   string
+	Deployment string // the deployment the run is pinned to, in Pinned
 	// Err is a [*NondeterminismError] naming the slot, the call the log
 	// records there and the call the code made instead, with its file and
 	// line; [ErrUnknownWorkflow] for a workflow the registry lacks; or
@@ -85,11 +96,18 @@ func (r *ReplayReport) replay(ctx context.Context, w world.World, reg *engine.Re
 		return fmt.Errorf("workflow: reading the log of run %s: %w", run.ID, err)
 	}
 	r.Replayed++
-	if err := replayEvents(ctx, reg, events); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
+	err = replayEvents(ctx, reg, events)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return ctx.Err()
+	default:
+		f := ReplayFailure{RunID: run.ID, Workflow: run.Workflow, Deployment: engine.StaysPinned(reg, run.Workflow, events), Err: err}
+		if f.Deployment != "" {
+			r.Pinned = append(r.Pinned, f)
+		} else {
+			r.Failures = append(r.Failures, f)
 		}
-		r.Failures = append(r.Failures, ReplayFailure{RunID: run.ID, Workflow: run.Workflow, Err: err})
 	}
 	return nil
 }
@@ -108,8 +126,16 @@ func (r ReplayReport) WriteTo(out io.Writer) (int64, error) {
 			return n, err
 		}
 	}
-	if len(r.Failures) > 0 {
+	for _, f := range r.Pinned {
+		if err := print("KEEP deployment %s: %s (workflow %s) is pinned to it and would fail here: %v\n", f.Deployment, f.RunID, f.Workflow, f.Err); err != nil {
+			return n, err
+		}
+	}
+	switch {
+	case len(r.Failures) > 0:
 		return n, print("%d of %d runs in flight would fail on this code\n", len(r.Failures), r.Replayed)
+	case len(r.Pinned) > 0:
+		return n, print("ok: no run this code would drive fails; %d of %d runs in flight need the deployments they are pinned to\n", len(r.Pinned), r.Replayed)
 	}
 	return n, print("ok: all %d runs in flight replay on this code\n", r.Replayed)
 }

@@ -69,3 +69,13 @@ func (inv *invocation) checkEnd(end world.Event) error {
 	}
 	return &Nondeterminism{RunID: inv.run.ID, Slot: end.Slot, Expected: string(end.Type), Found: found}
 }
+
+// StaysPinned reports the deployment a run stays with whatever code is
+// deployed next: the one its log pins it to, unless its workflow in
+// registry moves forward (Latest). "" means the next deployment drives it.
+func StaysPinned(registry *Registry, workflow string, events []world.Event) string {
+	if def, ok := registry.Workflow(workflow); ok && def.Latest {
+		return ""
+	}
+	return pinnedTo(events)
+}

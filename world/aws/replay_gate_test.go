@@ -16,6 +16,8 @@ import (
 // awsGated, which asks a step before the hook its runs wait on.
 var awsGatedV2 atomic.Bool
 
+// awsGated moves forward (Latest): the next deployment drives its runs,
+// so code that breaks them fails the gate.
 var awsGated = workflow.Define("aws-test.gated", func(ctx workflow.Context, token string) (int, error) {
 	if awsGatedV2.Load() {
 		if _, err := awsStep.Call(ctx, 0); err != nil {
@@ -24,7 +26,7 @@ var awsGated = workflow.Define("aws-test.gated", func(ctx workflow.Context, toke
 	}
 	_, err := workflow.CreateHook[string](ctx, workflow.WithToken(token)).Receive(ctx)
 	return 0, err
-})
+}, workflow.WithVersionPolicy(workflow.Latest))
 
 // The deploy gate on the AWS World: a run waiting on a hook replays on
 // the code it started on, and fails, naming the hook's slot, on code
