@@ -105,7 +105,7 @@ func followRun(ctx context.Context, w world.World, r world.Run, seen []world.Eve
 	if len(seen) > 0 {
 		after = seen[len(seen)-1].Slot
 	}
-	var pace world.Pace
+	pace := world.NewPace(1)
 	for !r.Status.Terminal() {
 		if err := pace.WaitEvents(ctx, w, r.ID, after); err != nil {
 			if errors.Is(err, context.Canceled) {
