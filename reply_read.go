@@ -8,6 +8,8 @@ import (
 	"io"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/lambdaworkflow/workflow/internal/engine"
 	"github.com/lambdaworkflow/workflow/world"
 )
@@ -76,8 +78,9 @@ func (r *replyReader) next(ctx context.Context) (json.RawMessage, error) {
 // awaitReply waits for the reply to resume resumeID and decodes it into an
 // R; a streamed reply's items are then read through R (a Stream, or a
 // WebhookResponse) as they arrive.
-func awaitReply[R any](ctx context.Context, w world.Streams, token, resumeID string, timeout time.Duration) (R, error) {
-	var reply R
+func awaitReply[R any](ctx context.Context, w world.Streams, token, resumeID string, timeout time.Duration) (reply R, err error) {
+	ctx, span := engine.StartSpan(ctx, "workflow.reply.await", trace.SpanKindConsumer)
+	defer func() { engine.EndSpan(span, err) }()
 	waitCtx := ctx
 	if timeout > 0 {
 		var cancel context.CancelFunc

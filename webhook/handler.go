@@ -19,6 +19,12 @@ import (
 	"net/http"
 	"strings"
 
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/lambdaworkflow/workflow"
 )
 
@@ -73,6 +79,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotFound)
 		return
 	}
+	ctx, span := tracer.Start(otel.GetTextMapPropagator().Extract(r.Context(), propagation.HeaderCarrier(r.Header)),
+		"workflow.webhook.request", trace.WithSpanKind(trace.SpanKindServer),
+		trace.WithAttributes(attribute.String("http.request.method", r.Method)))
+	defer span.End()
+	r = r.WithContext(ctx)
 	req, err := h.request(w, r)
 	var resp workflow.WebhookResponse
 	if err == nil {
@@ -94,10 +105,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return // the caller has gone
 	case err != nil:
 		h.logger.ErrorContext(r.Context(), "workflow: webhook call failed", "err", redact(err, token))
+		span.SetStatus(codes.Error, redact(err, token))
 		w.WriteHeader(http.StatusInternalServerError)
 		return
 	}
-	if err := writeResponse(r.Context(), w, resp); err != nil && r.Context().Err() == nil {
+	if err := streamResponse(r.Context(), w, resp); err != nil && r.Context().Err() == nil {
 		// Part of the body is out and the rest will not come (the step
 		// was retried, or the run ended): cut the connection so the caller
 		// sees a broken response, not a short one that looks complete.
@@ -155,4 +167,20 @@ func writeResponse(ctx context.Context, w http.ResponseWriter, resp workflow.Web
 		}
 	}
 	return nil
+}
+
+// tracer traces webhook requests through the global provider (a no-op
+// unless the program installs one).
+var tracer = otel.Tracer("github.com/lambdaworkflow/workflow/webhook")
+
+// streamResponse writes resp in a span of its own: a streamed body lasts
+// as long as the step that sends it.
+func streamResponse(ctx context.Context, w http.ResponseWriter, resp workflow.WebhookResponse) error {
+	ctx, span := tracer.Start(ctx, "workflow.reply.stream")
+	defer span.End()
+	err := writeResponse(ctx, w, resp)
+	if err != nil {
+		span.SetStatus(codes.Error, "the response broke off")
+	}
+	return err
 }

@@ -208,6 +208,9 @@ type Message struct {
 	// DedupKey, when set, makes Enqueue a no-op while an undelivered message
 	// with the same key is waiting.
 	DedupKey string `json:"dedupKey,omitempty"`
+	// Trace is the W3C traceparent of the span that queued the message,
+	// if traced: the invocation it wakes links to it. Worlds may drop it.
+	Trace string `json:"trace,omitempty"`
 }
 
 // Delivery is a received message. It stays invisible to other receivers

@@ -8,20 +8,29 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/examples/lambdaapp"
 	"github.com/lambdaworkflow/workflow/lambda/lambdalog"
+	"github.com/lambdaworkflow/workflow/otel"
 	"github.com/lambdaworkflow/workflow/world/aws"
 )
 
 func main() {
 	lambdalog.Setup()
+	if err := otel.SetupFromEnv(context.Background()); err != nil {
+		slog.Error("api: telemetry stays off", "err", err)
+	}
 	w, err := aws.FromEnv(context.Background())
 	if err != nil {
 		slog.Error("api: cannot build the AWS World", "err", err)
 		os.Exit(1)
 	}
-	lambda.Start(lambdaapp.API(workflow.NewClient(w), os.Getenv("API_BEARER_TOKEN")))
+	api := lambdaapp.API(workflow.NewClient(w), os.Getenv("API_BEARER_TOKEN"))
+	lambda.Start(func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		defer func() { _ = otel.Flush(context.WithoutCancel(ctx)) }()
+		return api(ctx, req)
+	})
 }

@@ -5,9 +5,20 @@
 package main
 
 import (
+	"context"
+	"log/slog"
+
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/examples/lambdaapp"
 	"github.com/lambdaworkflow/workflow/lambda/flowhandler"
+	"github.com/lambdaworkflow/workflow/lambda/lambdalog"
+	"github.com/lambdaworkflow/workflow/otel"
 )
 
-func main() { flowhandler.Start(workflow.WorkerOptions{Registry: lambdaapp.Workflows}) }
+func main() {
+	lambdalog.Setup()
+	if err := otel.SetupFromEnv(context.Background()); err != nil {
+		slog.Error("flow: telemetry stays off", "err", err)
+	}
+	flowhandler.Start(workflow.WorkerOptions{Registry: lambdaapp.Workflows})
+}

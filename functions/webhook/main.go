@@ -15,18 +15,22 @@ import (
 
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/lambda/lambdalog"
+	"github.com/lambdaworkflow/workflow/otel"
 	"github.com/lambdaworkflow/workflow/webhook"
 	"github.com/lambdaworkflow/workflow/world/aws"
 )
 
 func main() {
 	lambdalog.Setup()
+	if err := otel.SetupFromEnv(context.Background()); err != nil {
+		slog.Error("webhook: telemetry stays off", "err", err)
+	}
 	w, err := aws.FromEnv(context.Background())
 	if err != nil {
 		slog.Error("webhook: cannot build the AWS World", "err", err)
 		os.Exit(1)
 	}
-	lambdaurl.Start(newHandler(workflow.NewClient(w)))
+	lambdaurl.Start(otel.FlushAfter(newHandler(workflow.NewClient(w))))
 }
 
 // newHandler serves the webhook route and 404s everything else.

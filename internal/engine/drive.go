@@ -4,6 +4,8 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+
+	"go.opentelemetry.io/otel/metric"
 	"time"
 
 	"github.com/lambdaworkflow/workflow/world"
@@ -112,6 +114,7 @@ func (inv *invocation) replayLog(events []world.Event, pinned string) {
 			// shows the deployment that drives it now.
 			inv.mergeUpdate(world.RunUpdate{Attributes: pin})
 		}
+		runsResumed.Add(inv.ctx, 1, metric.WithAttributes(attrWorkflow.String(inv.run.Workflow)))
 	}
 }
 
@@ -456,6 +459,7 @@ func (inv *invocation) nextDue() time.Time {
 func (inv *invocation) suspend() error {
 	inv.logSuspend()
 	scheduled := false
+	inv.outcome = "suspended"
 	for _, op := range inv.ops {
 		if op.done || !op.buffered {
 			continue
@@ -470,7 +474,7 @@ func (inv *invocation) suspend() error {
 			continue
 		}
 		msg := world.Message{RunID: inv.run.ID, DeliverAt: at, DedupKey: inv.run.ID + "/wake/" + op.ID() + "/" + itoa(op.step.attempt)}
-		if err := inv.e.World.Enqueue(inv.ctx, msg); err != nil {
+		if err := enqueue(inv.traced(), inv.e.World, msg); err != nil {
 			return err
 		}
 		scheduled = true
@@ -487,5 +491,6 @@ func (inv *invocation) suspend() error {
 // can take the run at once.
 func (inv *invocation) handoff() error {
 	inv.logAt(slog.LevelInfo, "workflow: out of time; handing the run off to a fresh invocation", "last_slot", inv.lastSlot.Load())
-	return inv.e.World.Enqueue(inv.ctx, world.Message{RunID: inv.run.ID, DedupKey: inv.run.ID + "/handoff/" + itoa(int(inv.lastSlot.Load()))})
+	inv.outcome = "handoff"
+	return enqueue(inv.traced(), inv.e.World, world.Message{RunID: inv.run.ID, DedupKey: inv.run.ID + "/handoff/" + itoa(int(inv.lastSlot.Load()))})
 }

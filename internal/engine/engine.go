@@ -158,7 +158,9 @@ func (e *Engine) Process(ctx context.Context, runID string) error {
 	defer func() { _, _ = inv.releaseLease() }() // on the error paths; drive releases on suspension
 	events, err := e.World.Events(ctx, runID, 0)
 	if err == nil {
+		inv.startInvocationSpan(ctx, events)
 		err = inv.drive(events)
+		inv.endInvocationSpan(err)
 	}
 	if err != nil && inv.leaseLost(err) {
 		inv.logAt(slog.LevelWarn, "workflow: another invocation took the run over; this one stops")

@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/lambdaworkflow/workflow/world"
 )
 
@@ -193,13 +196,16 @@ type NewRun struct {
 // StartRun creates a run and queues it. If the run exists already it is
 // queued again (the first start may have died before queueing) and the
 // error matches world.ErrRunExists.
-func StartRun(ctx context.Context, w world.World, nr NewRun, now time.Time) error {
+func StartRun(ctx context.Context, w world.World, nr NewRun, now time.Time) (err error) {
+	ctx, span := StartSpan(ctx, "workflow.start "+nr.Workflow, trace.SpanKindProducer, attrRunID.String(nr.ID), attrWorkflow.String(nr.Workflow))
+	defer func() { EndSpan(span, err) }()
+	runsStarted.Add(ctx, 1, metric.WithAttributes(attrWorkflow.String(nr.Workflow)))
 	first := world.Event{Type: world.RunCreated, CreatedAt: now, Payload: mustJSON(runCreatedPayload{
-		Workflow: nr.Workflow, Input: nr.Input, Attributes: nr.Attributes, Parent: nr.Parent,
+		Workflow: nr.Workflow, Input: nr.Input, Attributes: nr.Attributes, Parent: nr.Parent, Trace: traceParent(ctx),
 	})}
 	run := world.Run{ID: nr.ID, Workflow: nr.Workflow, Status: world.StatusPending, Input: nr.Input,
 		Attributes: nr.Attributes, CreatedAt: now, UpdatedAt: now}
-	msg := world.Message{RunID: nr.ID, DedupKey: nr.ID + "/start"}
+	msg := world.Message{RunID: nr.ID, DedupKey: nr.ID + "/start", Trace: traceParent(ctx)}
 	if starter, ok := w.(world.RunStarter); ok {
 		_, err := starter.StartRun(ctx, run, []world.Event{first}, msg) // one commit
 		return err
@@ -208,7 +214,7 @@ func StartRun(ctx context.Context, w world.World, nr NewRun, now time.Time) erro
 	if err != nil && (!errors.Is(err, world.ErrRunExists) || existing.Status.Terminal()) {
 		return err
 	}
-	if qerr := w.Enqueue(ctx, msg); qerr != nil {
+	if qerr := enqueue(ctx, w, msg); qerr != nil {
 		return qerr
 	}
 	return err
@@ -221,7 +227,7 @@ func AppendAndWake(ctx context.Context, w world.World, runID string, ev world.Ev
 	if _, err := appendAtEnd(ctx, w, runID, ev, update, now, 0); err != nil {
 		return err
 	}
-	return w.Enqueue(ctx, world.Message{RunID: runID})
+	return enqueue(ctx, w, world.Message{RunID: runID})
 }
 
 // appendRounds bounds how many lost slots one outside append follows;
@@ -320,7 +326,7 @@ func Cancel(ctx context.Context, w world.World, runID, reason string, encoded js
 	if _, err := appendFrom(ctx, w, runID, int64(len(events))+1, ev, update, 0, release); err != nil {
 		return err
 	}
-	return w.Enqueue(ctx, world.Message{RunID: runID})
+	return enqueue(ctx, w, world.Message{RunID: runID})
 }
 
 // releaseUnrecorded releases the tokens of hooks whose creation the run

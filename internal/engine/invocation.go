@@ -11,18 +11,23 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/lambdaworkflow/workflow/world"
 )
 
 // invocation is one pass of the engine over one run: it replays the log,
 // then drives the run live until it finishes, suspends or hands off.
 type invocation struct {
-	ctx    context.Context
-	cancel context.CancelCauseFunc // stops running steps, the log watcher and the heartbeat
-	e      *Engine
-	run    world.Run
-	lease  *runLease
-	log    *slog.Logger
+	ctx     context.Context
+	cancel  context.CancelCauseFunc // stops running steps, the log watcher and the heartbeat
+	e       *Engine
+	run     world.Run
+	lease   *runLease
+	log     *slog.Logger
+	span    trace.Span // nil until the log is read
+	began   time.Time
+	outcome string // how the invocation ended, for its span and duration
 
 	created   runCreatedPayload
 	sched     *scheduler
@@ -118,6 +123,7 @@ func (inv *invocation) apply(ev world.Event) {
 	if ev.Type == world.RunCompleted || ev.Type == world.RunFailed || ev.Type == world.RunCancelled {
 		if !inv.terminal && !inv.replaying {
 			inv.logEnd(ev)
+			inv.countEnd(ev.Type)
 		}
 		inv.terminal = true
 	}

@@ -142,7 +142,7 @@ func (inv *invocation) deferToHolder(held world.Lease) error {
 	wait := max(time.Until(held.Until), 0) + deferSlack
 	inv.logAt(slog.LevelInfo, "workflow: another invocation drives the run; this delivery is deferred to it",
 		"lease_until", held.Until.UTC().Format(time.RFC3339Nano))
-	return inv.e.World.Enqueue(inv.ctx, world.Message{
+	return enqueue(inv.ctx, inv.e.World, world.Message{
 		RunID: inv.run.ID, DeliverAt: inv.e.now().Add(wait), DedupKey: inv.run.ID + "/deferred",
 	})
 }

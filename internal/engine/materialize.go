@@ -136,7 +136,7 @@ func (inv *invocation) startChild(op *Op) error {
 		root = inv.run.ID
 	}
 	attrs := map[string]string{AttrParentRunID: inv.run.ID, AttrRootRunID: root}
-	err := StartRun(inv.ctx, inv.e.World, NewRun{
+	err := StartRun(inv.traced(), inv.e.World, NewRun{
 		ID: op.child.runID, Workflow: op.Name, Input: op.input, Attributes: attrs,
 		Parent: &parentRef{RunID: inv.run.ID, CorrelationID: op.ID()},
 	}, inv.e.now())

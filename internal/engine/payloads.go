@@ -16,6 +16,9 @@ type runCreatedPayload struct {
 	Attributes map[string]string `json:"attributes,omitempty"`
 	// Parent is set on child runs: where to report the result.
 	Parent *parentRef `json:"parent,omitempty"`
+	// Trace is the W3C traceparent of the span that started the run, if
+	// traced: every invocation of the run is a span under it.
+	Trace string `json:"trace,omitempty"`
 }
 
 type parentRef struct {

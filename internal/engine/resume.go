@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/lambdaworkflow/workflow/world"
 )
 
@@ -29,7 +31,15 @@ const maxFollows = 8
 // an unknown, disposed or ended hook is an error matching
 // world.ErrHookNotFound. A run whose log holds maxEvents events takes no
 // more messages: the error matches ErrMaxEvents.
-func Resume(ctx context.Context, w world.World, token, resumeID string, payload json.RawMessage, now time.Time, maxEvents int, vet func(world.Hook) error) (world.Hook, error) {
+func Resume(ctx context.Context, w world.World, token, resumeID string, payload json.RawMessage, now time.Time, maxEvents int, vet func(world.Hook) error) (got world.Hook, err error) {
+	ctx, span := StartSpan(ctx, "workflow.hook.resume", trace.SpanKindProducer)
+	defer func() {
+		span.SetAttributes(attrRunID.String(got.RunID))
+		EndSpan(span, err)
+		if err == nil {
+			hookResumes.Add(ctx, 1)
+		}
+	}()
 	var prev world.Hook
 	for range maxFollows {
 		h, err := w.GetHook(ctx, token)
@@ -54,7 +64,7 @@ func Resume(ctx context.Context, w world.World, token, resumeID string, payload 
 		if err != nil {
 			return h, err
 		}
-		if err := w.Enqueue(ctx, world.Message{RunID: h.RunID}); err != nil {
+		if err := enqueue(ctx, w, world.Message{RunID: h.RunID}); err != nil {
 			return h, err
 		}
 		late, err := takenOverBefore(ctx, w, h, slot)

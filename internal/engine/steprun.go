@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/lambdaworkflow/workflow/world"
 )
 
@@ -37,6 +39,8 @@ type stepResult struct {
 	attempt int
 	output  json.RawMessage
 	err     error
+	took    time.Duration
+	span    trace.Span
 }
 
 // launch starts the next attempt of a step on its own goroutine. The
@@ -64,12 +68,15 @@ func (inv *invocation) launch(op *Op) {
 	inv.logAt(slog.LevelDebug, "workflow: step attempt started", stepArgs(op, op.step.attempt)...)
 	info := StepInfo{RunID: inv.run.ID, StepID: op.ID(), Name: op.Name, Attempt: op.step.attempt, World: inv.e.World, Now: inv.e.now,
 		Logger: inv.log.With(stepArgs(op, op.step.attempt)...)}
-	ctx := context.WithValue(inv.ctx, stepInfoKey{}, info)
+	ctx, span := inv.startStepSpan(context.WithValue(inv.ctx, stepInfoKey{}, info), op, op.step.attempt)
 	go func(attempt int, input json.RawMessage) {
+		began := time.Now()
 		out, err := callStep(ctx, def, input)
+		r := stepResult{op: op, attempt: attempt, output: out, err: err, took: time.Since(began), span: span}
 		select {
-		case inv.results <- stepResult{op: op, attempt: attempt, output: out, err: err}:
+		case inv.results <- r:
 		case <-inv.closed:
+			inv.endStepSpan(r, "abandoned")
 		}
 	}(op.step.attempt, op.input)
 }
@@ -103,9 +110,11 @@ func (inv *invocation) recordStepResult(r stepResult) {
 	op := r.op
 	op.step.running = false
 	if op.done || r.attempt != op.step.attempt {
+		inv.endStepSpan(r, "abandoned")
 		return
 	}
 	if r.err == nil {
+		inv.endStepSpan(r, "completed")
 		op.step.settled = true
 		inv.bufferEvent(world.StepCompleted, op.ID(), stepCompletedPayload{Output: r.output})
 		inv.logAt(slog.LevelDebug, "workflow: step completed", stepArgs(op, r.attempt)...)
@@ -115,6 +124,7 @@ func (inv *invocation) recordStepResult(r stepResult) {
 	encoded := inv.e.Errors.Encode(r.err)
 	retry, after := inv.e.Errors.Retry(r.err)
 	if !retry || r.attempt > def.MaxRetries {
+		inv.endStepSpan(r, "failed")
 		op.step.settled = true
 		inv.bufferEvent(world.StepFailed, op.ID(), stepFailedPayload{Attempt: r.attempt, Error: encoded})
 		why := "workflow: step failed; the error is not retryable"
@@ -127,6 +137,7 @@ func (inv *invocation) recordStepResult(r stepResult) {
 	if after <= 0 && def.Backoff != nil {
 		after = def.Backoff(r.attempt)
 	}
+	inv.endStepSpan(r, "retrying")
 	op.step.retryAt = inv.e.now().Add(after)
 	inv.bufferEvent(world.StepRetrying, op.ID(), stepFailedPayload{Attempt: r.attempt, Error: encoded, RetryAt: op.step.retryAt})
 	inv.logAt(slog.LevelWarn, "workflow: step attempt failed; retrying",

@@ -70,6 +70,8 @@ func (w *Worker) visibility() time.Duration {
 // Handle processes one delivery and acknowledges it unless the run must be
 // processed again. It returns the processing error, if any.
 func (w *Worker) Handle(ctx context.Context, d world.Delivery) error {
+	ctx = WithTraceParent(ctx, d.Trace)
+	RecordQueueLag(ctx, d.Message, time.Time{}, w.Engine.now())
 	err := w.Process(ctx, d.RunID)
 	if errors.Is(err, world.ErrRunNotFound) {
 		err = nil // nothing will ever make this message useful

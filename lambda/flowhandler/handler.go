@@ -31,7 +31,9 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"strconv"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
@@ -39,6 +41,7 @@ import (
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/lambdaworkflow/workflow"
+	"github.com/lambdaworkflow/workflow/internal/engine"
 	"github.com/lambdaworkflow/workflow/lambda/lambdalog"
 	"github.com/lambdaworkflow/workflow/world"
 	"github.com/lambdaworkflow/workflow/world/aws"
@@ -111,7 +114,9 @@ func Handler(worker *workflow.Worker, d Deliveries, handoff Handoff) func(contex
 		fail := func(m events.SQSMessage) {
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
 		}
+		defer flush(ctx)
 		byRun := map[string][]events.SQSMessage{}
+		traces := map[string]string{}
 		var order []string
 		for _, m := range ev.Records {
 			msg, err := aws.DecodeMessage(m.Body)
@@ -128,15 +133,19 @@ func Handler(worker *workflow.Worker, d Deliveries, handoff Handoff) func(contex
 				fail(m)
 				continue
 			}
+			engine.RecordQueueLag(ctx, msg, sentAt(m), time.Now())
 			if _, seen := byRun[msg.RunID]; !seen {
 				order = append(order, msg.RunID)
+				traces[msg.RunID] = msg.Trace
 			}
 			byRun[msg.RunID] = append(byRun[msg.RunID], m)
 		}
 		errs := make([]error, len(order))
 		var wg sync.WaitGroup
 		for i, runID := range order {
-			wg.Go(func() { errs[i] = deliver(ctx, worker, handoff, runID, byRun[runID][0]) })
+			wg.Go(func() {
+				errs[i] = deliver(engine.WithTraceParent(ctx, traces[runID]), worker, handoff, runID, byRun[runID][0])
+			})
 		}
 		wg.Wait()
 		var requeueFailed error
@@ -188,4 +197,22 @@ func process(ctx context.Context, worker *workflow.Worker, runID string) error {
 		return nil
 	}
 	return err
+}
+
+// sentAt is when SQS received m, from its SentTimestamp attribute
+// (milliseconds since the epoch); zero if unknown.
+func sentAt(m events.SQSMessage) time.Time {
+	ms, err := strconv.ParseInt(m.Attributes["SentTimestamp"], 10, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
+}
+
+// flush exports the batch's spans and metrics, if telemetry is on, before
+// the handler returns and Lambda may freeze the process.
+func flush(ctx context.Context) {
+	if err := engine.FlushTelemetry(context.WithoutCancel(ctx)); err != nil {
+		slog.WarnContext(ctx, "flow: exporting telemetry failed", "err", err)
+	}
 }
