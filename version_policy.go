@@ -9,8 +9,8 @@ const (
 	// first execution, so it replays against the code that wrote its log,
 	// however the workflow changes in later deployments.
 	Pinned VersionPolicy = iota
-	// Latest: any deployment drives the run; on AWS Lambda that is the
-	// version the queue's alias points to, i.e. the newest. Use it for
+	// Latest lets any deployment drive the run; on AWS Lambda that is
+	// the version the queue's alias points to, i.e. the newest. Use it for
 	// runs that should pick up a fix, or short runs whose log any version
 	// replays (a single-turn chat). The caveat: the new code must replay
 	// the old log, or the run fails with a [NondeterminismError]; check
