@@ -42,10 +42,12 @@ func (c *Ctx) Go(fn func(*Ctx)) {
 	c.inv.sched.spawn(func() { fn(c) })
 }
 
-// CallStep issues a step and returns its op without waiting.
+// CallStep issues a step and returns its op without waiting. A live
+// invocation starts the step's first attempt here (see launchAtIssue).
 func (c *Ctx) CallStep(def *StepDef, input json.RawMessage, callSite string) *Op {
 	op := c.inv.issue(OpStep, def.Name, callSite)
 	op.input, op.step.def = input, def
+	c.inv.launchAtIssue(op)
 	return op
 }
 

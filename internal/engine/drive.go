@@ -27,6 +27,7 @@ func (inv *invocation) drive(events []world.Event) error {
 	if err := inv.e.pinnedElsewhere(inv.run.ID, inv.run.Workflow, pinned); err != nil {
 		return err // before replay: this code may not match the log
 	}
+	inv.driving = true
 	inv.replayLog(events, pinned)
 	if inv.fatal == nil && !inv.terminal && inv.lastSlot.Load() >= int64(inv.e.maxEvents()) {
 		// Outside writers filled the log to its limit (they stop there):

@@ -15,6 +15,7 @@ import (
 
 // finish records the run's end: its result, or why it failed.
 func (inv *invocation) finish() error {
+	inv.bufferUnseenStarts()
 	failure := inv.fatal
 	if failure == nil {
 		failure = inv.failure

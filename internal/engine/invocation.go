@@ -34,6 +34,7 @@ type invocation struct {
 	rng       *rand.Rand
 	now       time.Time // deterministic workflow time
 	replaying bool
+	driving   bool  // drive, not Replay: the invocation may run steps
 	seenUntil int64 // the last slot some invocation applied live; see quiet
 	ahead     int   // recorded events after the one being replayed; 0 once live
 

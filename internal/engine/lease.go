@@ -96,6 +96,10 @@ func (inv *invocation) heartbeat(stop <-chan struct{}, ttl time.Duration) {
 	}
 }
 
+// mayRun reports whether the invocation may run step attempts: it holds
+// the run's lease, or the World has no leases.
+func (l *runLease) mayRun() bool { return l.leaser == nil || l.held }
+
 // releaseLease gives the lease back and reports whether events reached the
 // log that this invocation has not applied: while it held the lease, a
 // second delivery for them was deferred to it, so it must act on them. A

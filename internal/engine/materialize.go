@@ -21,6 +21,7 @@ func (inv *invocation) materialize() error {
 			}
 			op.buffered = true
 		}
+		inv.bufferStarted(op) // of an attempt started where the step was issued
 		if op.done {
 			continue
 		}
@@ -51,10 +52,26 @@ func (inv *invocation) materialize() error {
 	return nil
 }
 
+// bufferUnseenStarts buffers the creation and start of the steps the
+// workflow started in its last pass and materialize has not seen, because
+// the workflow returned: the log holds every attempt that began.
+func (inv *invocation) bufferUnseenStarts() {
+	for _, op := range inv.ops {
+		if op.step.startedAt.IsZero() {
+			continue
+		}
+		if !op.buffered {
+			inv.bufferStepCreated(op)
+			op.buffered = true
+		}
+		inv.bufferStarted(op)
+	}
+}
+
 func (inv *invocation) create(op *Op) error {
 	switch op.Kind {
 	case OpStep:
-		inv.bufferEvent(world.StepCreated, op.ID(), stepCreatedPayload{Step: op.Name, Input: op.input})
+		inv.bufferStepCreated(op)
 	case OpWait:
 		op.wait.resumeAt = inv.now.Add(op.wait.duration)
 		inv.bufferEvent(world.WaitCreated, op.ID(), waitCreatedPayload{ResumeAt: op.wait.resumeAt})
@@ -67,6 +84,10 @@ func (inv *invocation) create(op *Op) error {
 		inv.mergeUpdate(world.RunUpdate{Attributes: op.attrs})
 	}
 	return nil
+}
+
+func (inv *invocation) bufferStepCreated(op *Op) {
+	inv.bufferEvent(world.StepCreated, op.ID(), stepCreatedPayload{Step: op.Name, Input: op.input})
 }
 
 // claimHook claims the hook's token in the World before recording the hook:

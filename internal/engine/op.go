@@ -49,6 +49,9 @@ type stepState struct {
 	retryAt time.Time // when the next attempt may start
 	running bool
 	settled bool // its final result is buffered: never launch it again
+	// startedAt is when the running attempt started while its
+	// step_started is not buffered yet (see launchAtIssue); zero otherwise.
+	startedAt time.Time
 }
 
 type waitState struct {

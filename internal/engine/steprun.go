@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"runtime/debug"
 	"time"
 
@@ -61,10 +62,40 @@ func (inv *invocation) launch(op *Op) {
 		inv.logAt(slog.LevelError, "workflow: step given up", append(stepArgs(op, op.step.attempt), "err", err)...)
 		return
 	}
+	inv.startAttempt(op, def)
+	inv.bufferStarted(op)
+}
+
+// launchAtIssue starts a new step's first attempt where the workflow
+// issues it, instead of when the workflow next blocks: a fan-out's first
+// branch then does not wait for the code to issue the other branches. It
+// does so only for a step beyond the log (no recorded event is ahead of
+// the replay) of an invocation that drives the run and holds its lease
+// (its context is cancelled once the lease is lost), the only one allowed
+// to run attempts. Its step_created and step_started
+// are buffered later, in issue order, by materialize (or finish): the log
+// is the same as with a lazy start, and nothing is written for it until
+// its result.
+func (inv *invocation) launchAtIssue(op *Op) {
+	if !inv.driving || inv.ahead > 0 || inv.fatal != nil || inv.terminal || !inv.lease.mayRun() || inv.ctx.Err() != nil {
+		return // the loop's materialize decides
+	}
+	inv.startAttempt(op, inv.e.step(op.step.def))
+	if inv.running == 1 {
+		// The only attempt in flight (a fan-out's first branch, a
+		// sequential step): let it start now rather than after the
+		// rest of the workflow's pass.
+		runtime.Gosched()
+	}
+}
+
+// startAttempt runs the step's next attempt on its own goroutine. Its
+// step_started is owed until bufferStarted.
+func (inv *invocation) startAttempt(op *Op, def *StepDef) {
 	op.step.attempt++
 	op.step.running = true
+	op.step.startedAt = inv.e.now()
 	inv.running++
-	inv.bufferEvent(world.StepStarted, op.ID(), stepStartedPayload{Attempt: op.step.attempt})
 	inv.logAt(slog.LevelDebug, "workflow: step attempt started", stepArgs(op, op.step.attempt)...)
 	info := StepInfo{RunID: inv.run.ID, StepID: op.ID(), Name: op.Name, Attempt: op.step.attempt, World: inv.e.World, Now: inv.e.now,
 		Logger: inv.log.With(stepArgs(op, op.step.attempt)...)}
@@ -79,6 +110,16 @@ func (inv *invocation) launch(op *Op) {
 			inv.endStepSpan(r, "abandoned")
 		}
 	}(op.step.attempt, op.input)
+}
+
+// bufferStarted buffers the step_started an attempt owes, stamped when the
+// attempt started.
+func (inv *invocation) bufferStarted(op *Op) {
+	if op.step.startedAt.IsZero() {
+		return
+	}
+	inv.buffer = append(inv.buffer, newPending(world.StepStarted, op.ID(), stepStartedPayload{Attempt: op.step.attempt}, op.step.startedAt))
+	op.step.startedAt = time.Time{}
 }
 
 // callStep runs one attempt; a panic becomes the attempt's error.
