@@ -15,8 +15,8 @@ import (
 // workflow defined in the binary), as [Replay] does, and reports the runs
 // the code would break: those it would drive as Failures, and those that
 // stay with the deployment they are pinned to as Pinned (keep that
-// deployment until they end). Build it into a binary with the code about to be
-// deployed and run it before the deploy:
+// deployment until they end). Build it into a binary with the code about
+// to be deployed and run it before the deploy:
 //
 //	report, err := workflow.ReplayRunning(ctx, w, orders.Workflows)
 //	if err != nil {
