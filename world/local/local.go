@@ -84,7 +84,8 @@ type World struct {
 	clock     Clock
 	retention time.Duration // of finished runs (sweep.go)
 	sweeping  sync.WaitGroup
-	id        string // this Open of the directory, recorded with the leases it grants
+	lifeMu    sync.Mutex // orders starting the sweeper against Close's Wait
+	id        string     // this Open of the directory, recorded with the leases it grants
 
 	wmu      sync.Mutex // serialises the writer connection and its statements
 	wconn    *sql.Conn
@@ -198,7 +199,9 @@ func dsn(path string, extra ...string) string {
 func (w *World) Close() error {
 	var err error
 	w.closeOnce.Do(func() {
+		w.lifeMu.Lock()
 		close(w.closed)
+		w.lifeMu.Unlock()
 		<-w.ckpt.done
 		w.sweeping.Wait()
 		w.wmu.Lock()
@@ -279,4 +282,16 @@ func (w *World) transact(f func(s *writeStmts) error) error {
 	}
 	w.ckpt.committed()
 	return nil
+}
+
+// startSweeping starts the periodic sweep unless the World is closing: a
+// WaitGroup must not gain a goroutine while Close waits on it.
+func (w *World) startSweeping() {
+	w.lifeMu.Lock()
+	defer w.lifeMu.Unlock()
+	select {
+	case <-w.closed:
+	default:
+		w.sweeping.Go(w.sweepPeriodically)
+	}
 }

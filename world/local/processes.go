@@ -41,7 +41,7 @@ func (w *World) claimQueue() error {
 			return w.releaseDeadLeases(s)
 		})
 		if w.queueErr == nil {
-			w.sweeping.Go(w.sweepPeriodically)
+			w.startSweeping()
 		}
 	})
 	return w.queueErr
