@@ -99,7 +99,7 @@ func (w *World) deleteObjects(ctx context.Context, keys []string) {
 
 func (w *World) putObject(ctx context.Context, key string, data []byte) error {
 	_, err := w.s3.PutObject(ctx, &s3.PutObjectInput{
-		Bucket: &w.opts.Bucket, Key: aws.String(key), Body: bytes.NewReader(data),
+		Bucket: &w.opts.Bucket, Key: aws.String(key), Body: bytes.NewReader(data), Tagging: uploadTagging(key),
 	})
 	if err != nil {
 		return fmt.Errorf("put s3 object %s: %w", key, err)

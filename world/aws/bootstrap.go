@@ -13,6 +13,8 @@ import (
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/lambdaworkflow/workflow/world"
 )
 
 // Names names the resources Bootstrap creates.
@@ -20,6 +22,9 @@ type Names struct {
 	Table  string
 	Queue  string
 	Bucket string
+	// Retention is the Options.Retention the bucket's lifecycle rule for
+	// finished runs' objects is made for (0: world.DefaultRetention).
+	Retention time.Duration
 }
 
 // tableWait bounds how long Bootstrap waits for a new table to be active.
@@ -35,8 +40,10 @@ const tableWait = 5 * time.Minute
 //   - queue: standard, default delay and receive wait 0 (the SDK cannot
 //     send a zero, so the World relies on these defaults), 14 days'
 //     retention;
-//   - bucket: a lifecycle rule that aborts multipart uploads left
-//     incomplete for a day.
+//   - bucket: lifecycle rules that abort multipart uploads left
+//     incomplete for a day, delete reply streams' objects a day after
+//     upload and finished runs' objects names.Retention after the run
+//     ended (rounded up to whole days; see retention.go).
 func Bootstrap(ctx context.Context, cfg aws.Config, names Names) (Options, error) {
 	ddb, q, blobs := newClients(cfg, nil)
 	if err := createTable(ctx, ddb, names.Table); err != nil {
@@ -46,7 +53,7 @@ func Bootstrap(ctx context.Context, cfg aws.Config, names Names) (Options, error
 	if err != nil {
 		return Options{}, fmt.Errorf("bootstrap queue %s: %w", names.Queue, err)
 	}
-	if err := createBucket(ctx, blobs, cfg.Region, names.Bucket); err != nil {
+	if err := createBucket(ctx, blobs, cfg.Region, names.Bucket, world.RetentionOrDefault(names.Retention)); err != nil {
 		return Options{}, fmt.Errorf("bootstrap bucket %s: %w", names.Bucket, err)
 	}
 	return Options{Table: names.Table, QueueURL: queueURL, Bucket: names.Bucket}, nil
@@ -110,7 +117,7 @@ func createQueue(ctx context.Context, q *sqs.Client, name string) (string, error
 	return aws.ToString(out.QueueUrl), nil
 }
 
-func createBucket(ctx context.Context, blobs *s3.Client, region, bucket string) error {
+func createBucket(ctx context.Context, blobs *s3.Client, region, bucket string, retention time.Duration) error {
 	in := &s3.CreateBucketInput{Bucket: aws.String(bucket)}
 	if region != "" && region != "us-east-1" { // us-east-1 takes no location constraint
 		in.CreateBucketConfiguration = &s3types.CreateBucketConfiguration{LocationConstraint: s3types.BucketLocationConstraint(region)}
@@ -121,13 +128,31 @@ func createBucket(ctx context.Context, blobs *s3.Client, region, bucket string) 
 		return err
 	}
 	_, err = blobs.PutBucketLifecycleConfiguration(ctx, &s3.PutBucketLifecycleConfigurationInput{
-		Bucket: aws.String(bucket),
-		LifecycleConfiguration: &s3types.BucketLifecycleConfiguration{Rules: []s3types.LifecycleRule{{
-			ID:                             aws.String("abort-incomplete-multipart-uploads"),
-			Status:                         s3types.ExpirationStatusEnabled,
-			Filter:                         &s3types.LifecycleRuleFilter{Prefix: aws.String("")},
-			AbortIncompleteMultipartUpload: &s3types.AbortIncompleteMultipartUpload{DaysAfterInitiation: aws.Int32(1)},
-		}}},
+		Bucket:                 aws.String(bucket),
+		LifecycleConfiguration: &s3types.BucketLifecycleConfiguration{Rules: lifecycleRules(retention)},
 	})
 	return err
+}
+
+// lifecycleRules are the bucket's rules; template.yaml has the same.
+func lifecycleRules(retention time.Duration) []s3types.LifecycleRule {
+	expireTagged := func(id, value string, days int32) s3types.LifecycleRule {
+		return s3types.LifecycleRule{
+			ID:         aws.String(id),
+			Status:     s3types.ExpirationStatusEnabled,
+			Filter:     &s3types.LifecycleRuleFilter{Tag: &s3types.Tag{Key: aws.String(tagExpiry), Value: aws.String(value)}},
+			Expiration: &s3types.LifecycleExpiration{Days: aws.Int32(days)},
+		}
+	}
+	rules := []s3types.LifecycleRule{{
+		ID:                             aws.String("abort-incomplete-multipart-uploads"),
+		Status:                         s3types.ExpirationStatusEnabled,
+		Filter:                         &s3types.LifecycleRuleFilter{Prefix: aws.String("")},
+		AbortIncompleteMultipartUpload: &s3types.AbortIncompleteMultipartUpload{DaysAfterInitiation: aws.Int32(1)},
+	}, expireTagged("expire-replies", tagValueReply, 1)}
+	if retention != world.KeepForever {
+		days := int32((retention + 24*time.Hour - 1) / (24 * time.Hour))
+		rules = append(rules, expireTagged("expire-finished-runs", tagValueRun, days))
+	}
+	return rules
 }

@@ -170,7 +170,7 @@ func (o *objectWriter) writeFrame(ctx context.Context, chunk []byte) error {
 func (o *objectWriter) uploadPart(ctx context.Context) error {
 	s := o.w.s3
 	if o.uploadID == nil {
-		out, err := s.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: &o.w.opts.Bucket, Key: &o.key})
+		out, err := s.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: &o.w.opts.Bucket, Key: &o.key, Tagging: uploadTagging(o.key)})
 		if err != nil {
 			return fmt.Errorf("start upload of %s: %w", o.key, err)
 		}

@@ -135,6 +135,23 @@ func TestCallCosts(t *testing.T) {
 			ok, calls{"DynamoDB.UpdateItem": 1, "DynamoDB.Query": 1}},
 		{"CloseStream of an unwritten stream", w, func(ctx context.Context) error { return w.CloseStream(ctx, "unwritten") },
 			ok, calls{"DynamoDB.UpdateItem": 1}},
+		{"AppendEvents that finishes the run", w, func(ctx context.Context) error {
+			_, err := w.AppendEvents(ctx, "r", 5, []world.Event{testEvent(world.RunCompleted, "")}, &world.RunUpdate{Status: world.StatusCompleted})
+			return err
+		}, ok, calls{"DynamoDB.TransactWriteItems": 1}},
+		{"ExpireRun of 4 events and a stream", w, func(ctx context.Context) error {
+			return w.ExpireRun(ctx, "r", []string{world.RunStreamPrefix("r") + "stream-index"})
+		}, ok, calls{"DynamoDB.Query": 1, "DynamoDB.BatchWriteItem": 1, "DynamoDB.UpdateItem": 1}},
+		{"ExpireRun again", w, func(ctx context.Context) error {
+			return w.ExpireRun(ctx, "r", []string{world.RunStreamPrefix("r") + "stream-index"})
+		}, ok, calls{"DynamoDB.Query": 1, "DynamoDB.UpdateItem": 1}},
+		{"ExpireRun of a run with a payload in S3", w, func(ctx context.Context) error {
+			if _, err := w.AppendEvents(ctx, "big", 1, []world.Event{testEvent(world.RunCompleted, "")}, &world.RunUpdate{Status: world.StatusCompleted}); err != nil {
+				return err
+			}
+			w.ResetCalls()
+			return w.ExpireRun(ctx, "big", nil)
+		}, ok, calls{"DynamoDB.Query": 1, "S3.CopyObject": 1}},
 	}
 	for _, s := range steps {
 		s.on.ResetCalls()

@@ -145,6 +145,29 @@
 // an interrupted compaction. The bucket's lifecycle rule aborts multipart
 // uploads left incomplete.
 //
+// # Retention
+//
+// A finished run expires Options.Retention after it ended (retention.go;
+// 30 days unless set, world.KeepForever never): every item of it carries
+// the TTL attribute expiresAt, and readers (GetRun, Events, ListRuns,
+// ReadStream, GetHook) treat an item past it as gone, since TTL deletes
+// within days. The append that finishes the run stamps the run, its log
+// head and the events it writes, inside the transaction it makes anyway.
+// ExpireRun, which the engine calls after the end is written (and again
+// on a later delivery for the finished run), stamps the rest: one
+// consistent Query of the run's partition, each event not yet stamped put
+// again with expiresAt (BatchWriteItem, 25 a call: one standard write unit
+// per KB of event, half what appending it cost), each of the run's stream
+// heads (UpdateItem), and each S3 object of the run copied onto itself
+// with the tag workflow-expiry=run, so that the bucket's lifecycle rule,
+// which counts days from creation, counts them from the run's end. Events
+// cannot carry expiresAt from the start: a run may outlive any retention,
+// and nothing of a running run may expire. A reply stream (one whose name
+// is not under world.RunStreamPrefix) is stamped an hour ahead by
+// CloseStream's own UpdateItem, and its objects are tagged
+// workflow-expiry=reply at upload (a day: a lifecycle rule's smallest
+// unit). Disposed hooks and dedup markers carried expiresAt already.
+//
 // # Waiting
 //
 // The World is not a world.Notifier: waiters poll GetRun, Events and
@@ -182,6 +205,9 @@
 //	CloseStream                       2 UpdateItem, 1 Query per page, 1 PutObject (or a
 //	                                  multipart upload), 1 BatchWriteItem per 25 chunks;
 //	                                  closing again 1 UpdateItem, 1 Query
+//	ExpireRun                         1 Query per page, 1 BatchWriteItem per 25 events not
+//	                                  stamped by the terminal append, 1 UpdateItem per run
+//	                                  stream, 1 S3 CopyObject per object of the run
 //
 // Transactional writes cost DynamoDB two write units per KB of each item.
 package aws

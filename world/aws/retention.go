@@ -3,14 +3,18 @@ package aws
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/lambdaworkflow/workflow/world"
 )
@@ -67,55 +71,133 @@ func expiresAt(av map[string]types.AttributeValue) int64 {
 }
 
 // ExpireRun implements world.Expirer: one consistent Query of the run's
-// log, a BatchWriteItem per 25 events not yet stamped (each put again as it
-// was, with expiresAt: events of a finished run never change), and one
-// UpdateItem per stream of the run's own. A run that has not finished, or
-// is kept for ever, is left alone. Running it again costs the Query and
-// the stream updates.
+// partition, a BatchWriteItem per 25 events not yet stamped (each put
+// again as it was, with expiresAt: events of a finished run never change),
+// one UpdateItem per stream of the run's own, and one S3 CopyObject per
+// object of the run (expireObjects). A run that has not finished, or is
+// kept for ever, is left alone. Running it again costs the Query, the
+// stream updates and the copies (which only move the objects' expiry a
+// little later than their items').
 func (w *World) ExpireRun(ctx context.Context, runID string, streams []string) error {
-	avs, err := w.queryRange(ctx, runPK(runID), eventSK(1), skLogHead)
+	avs, err := w.queryRange(ctx, runPK(runID), eventSK(1), skRun)
 	if err != nil {
 		return fmt.Errorf("expire run %s: %w", runID, err)
 	}
-	if len(avs) == 0 || !isItem(avs[len(avs)-1], skLogHead) {
-		return nil // gone already
-	}
 	var head logHead
-	if err := unmarshalItem(avs[len(avs)-1], &head); err != nil {
-		return fmt.Errorf("expire run %s: decode log head: %w", runID, err)
-	}
-	if !head.Finished || head.ExpiresAt == 0 {
-		return nil
-	}
-	expires := &types.AttributeValueMemberN{Value: strconv.FormatInt(head.ExpiresAt, 10)}
-	var puts []types.WriteRequest
-	for _, av := range avs[:len(avs)-1] {
-		if _, ok := av[attrExpiresAt]; !ok {
-			av[attrExpiresAt] = expires
-			puts = append(puts, types.WriteRequest{PutRequest: &types.PutRequest{Item: av}})
+	var unstamped []ddbItem
+	var objects []string
+	for _, av := range avs {
+		switch {
+		case isItem(av, skLogHead):
+			if err := unmarshalItem(av, &head); err != nil {
+				return fmt.Errorf("expire run %s: decode log head: %w", runID, err)
+			}
+		case isItem(av, skRun):
+			var run runItem
+			if err := unmarshalItem(av, &run); err != nil {
+				return fmt.Errorf("expire run %s: decode run: %w", runID, err)
+			}
+			objects = append(objects, run.InputRef, run.OutputRef, run.ErrorRef)
+		default:
+			var ev eventItem
+			if err := unmarshalItem(av, &ev); err != nil {
+				return fmt.Errorf("expire run %s: decode event: %w", runID, err)
+			}
+			objects = append(objects, ev.PayloadRef)
+			if ev.ExpiresAt == 0 {
+				unstamped = append(unstamped, av)
+			}
 		}
 	}
-	if err := w.batchWrite(ctx, puts); err != nil {
-		return fmt.Errorf("expire run %s: %w", runID, err)
+	if !head.Finished || head.ExpiresAt == 0 {
+		return nil // running, kept for ever, or gone already
 	}
 	for _, name := range streams {
 		if !strings.HasPrefix(name, world.RunStreamPrefix(runID)) {
 			continue // a reply's: CloseStream stamped it
 		}
-		if err := w.stampStream(ctx, name, head.ExpiresAt); err != nil {
+		object, err := w.stampStream(ctx, name, head.ExpiresAt)
+		if err != nil {
 			return fmt.Errorf("expire run %s: %w", runID, err)
 		}
+		objects = append(objects, object)
+	}
+	if err := w.expireObjects(ctx, objects); err != nil {
+		return fmt.Errorf("expire run %s: %w", runID, err)
+	}
+	expires := &types.AttributeValueMemberN{Value: strconv.FormatInt(head.ExpiresAt, 10)}
+	puts := make([]types.WriteRequest, len(unstamped))
+	for i, av := range unstamped {
+		av[attrExpiresAt] = expires
+		puts[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: av}}
+	}
+	if err := w.batchWrite(ctx, puts); err != nil {
+		return fmt.Errorf("expire run %s: %w", runID, err)
 	}
 	return nil
 }
 
-// stampStream sets the expiresAt of a stream's head, if it has one.
-func (w *World) stampStream(ctx context.Context, name string, expiresAt int64) error {
-	_, _, err := w.updateIf(ctx, itemKeys{PK: streamPK(name), SK: skChunkHead}.key(),
+// stampStream sets the expiresAt of a stream's head, if it has one, and
+// returns the head's compacted object.
+func (w *World) stampStream(ctx context.Context, name string, expiresAt int64) (string, error) {
+	held, refused, err := w.updateIf(ctx, itemKeys{PK: streamPK(name), SK: skChunkHead}.key(),
 		expression.Set(expression.Name(attrExpiresAt), expression.Value(expiresAt)),
 		expression.AttributeExists(expression.Name(attrPK)))
 	if err != nil {
-		return fmt.Errorf("stamp stream %s: %w", name, err)
+		return "", fmt.Errorf("stamp stream %s: %w", name, err)
+	}
+	var head streamHead
+	if !refused {
+		if err := unmarshalItem(held, &head); err != nil {
+			return "", fmt.Errorf("stamp stream %s: %w", name, err)
+		}
+	}
+	return head.Object, nil
+}
+
+// S3 objects expire through the bucket's lifecycle rules (Bootstrap and
+// template.yaml), which select them by tag and count days from an object's
+// creation. A reply's objects are tagged when uploaded: they live an hour
+// or so. A run's objects cannot be: a run may outlive any retention, and
+// an object tagged at upload would expire under it. So the run's end
+// copies each of its objects onto itself with the tag, which makes the
+// end the object's creation date.
+const (
+	tagExpiry      = "workflow-expiry"
+	tagValueRun    = "run"
+	tagValueReply  = "reply"
+	tagExpiryRun   = tagExpiry + "=" + tagValueRun
+	tagExpiryReply = tagExpiry + "=" + tagValueReply
+)
+
+// uploadTagging is the tagging of a new object: a reply stream's, whose
+// keys are streams/<name>/… and blobs/streams/<name>/…, expire as replies.
+func uploadTagging(key string) *string {
+	name, ok := strings.CutPrefix(strings.TrimPrefix(key, "blobs/"), "streams/")
+	if ok && !world.IsRunStream(name) {
+		return aws.String(tagExpiryReply)
+	}
+	return nil
+}
+
+// expireObjects copies each named object onto itself, tagged to expire
+// with a finished run. Empty names are skipped.
+func (w *World) expireObjects(ctx context.Context, keys []string) error {
+	for _, key := range keys {
+		if key == "" {
+			continue
+		}
+		_, err := w.s3.CopyObject(ctx, &s3.CopyObjectInput{
+			Bucket:            &w.opts.Bucket,
+			Key:               aws.String(key),
+			CopySource:        aws.String((&url.URL{Path: w.opts.Bucket + "/" + key}).EscapedPath()),
+			MetadataDirective: s3types.MetadataDirectiveReplace,
+			TaggingDirective:  s3types.TaggingDirectiveReplace,
+			Tagging:           aws.String(tagExpiryRun),
+		})
+		if err != nil {
+			return fmt.Errorf("tag s3 object %s to expire: %w", key, err)
+		}
 	}
 	return nil
 }

@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/world"
@@ -131,4 +133,78 @@ func scanTable(t *testing.T, w *World) map[string]ddbItem {
 		}
 	}
 	return items
+}
+
+// A finished run's S3 objects (payloads too large for their items, its
+// compacted streams) are tagged to expire with it, through the bucket's
+// lifecycle rule; a reply's objects are tagged when uploaded.
+func TestObjectsExpireByLifecycleRule(t *testing.T) {
+	w := newTestWorld(t)
+	ctx := t.Context()
+	big := bigJSON(1 << 20)
+	run := testRun("big-run")
+	run.Input = big
+	if _, err := w.CreateRun(ctx, run, []world.Event{testEvent(world.RunCreated, string(big))}); err != nil {
+		t.Fatal(err)
+	}
+	stream := world.RunStreamPrefix(run.ID) + "stream/default"
+	reply := "replies/" + run.ID
+	for _, name := range []string{stream, reply} {
+		if err := w.WriteStream(ctx, name, [][]byte{big, []byte("small")}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.CloseStream(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	update := &world.RunUpdate{Status: world.StatusCompleted, Output: big}
+	if _, err := w.AppendEvents(ctx, run.ID, 2, []world.Event{testEvent(world.RunCompleted, string(big))}, update); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.ExpireRun(ctx, run.ID, []string{stream, reply}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := w.s3.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: &w.opts.Bucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tagged := map[string]int{}
+	for _, o := range out.Contents {
+		tags, err := w.s3.GetObjectTagging(ctx, &s3.GetObjectTaggingInput{Bucket: &w.opts.Bucket, Key: o.Key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		value := ""
+		for _, tag := range tags.TagSet {
+			if aws.ToString(tag.Key) == tagExpiry {
+				value = aws.ToString(tag.Value)
+			}
+		}
+		want := tagValueRun
+		if strings.Contains(*o.Key, "replies/") {
+			want = tagValueReply
+		}
+		if value != want {
+			t.Errorf("object %s is tagged %s=%q, want %q", *o.Key, tagExpiry, value, want)
+		}
+		tagged[value]++
+	}
+	// The run: input, output, two event payloads, the stream's object; the
+	// reply: its compacted object (its chunk's blob was deleted then).
+	if tagged[tagValueRun] != 5 || tagged[tagValueReply] != 1 {
+		t.Errorf("tagged objects: %v, want 5 of the run's and 1 of the reply's", tagged)
+	}
+	rules, err := w.s3.GetBucketLifecycleConfiguration(ctx, &s3.GetBucketLifecycleConfigurationInput{Bucket: &w.opts.Bucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	days := map[string]int32{}
+	for _, r := range rules.Rules {
+		if r.Expiration != nil && r.Filter != nil && r.Filter.Tag != nil {
+			days[aws.ToString(r.Filter.Tag.Value)] = aws.ToInt32(r.Expiration.Days)
+		}
+	}
+	if days[tagValueRun] != 30 || days[tagValueReply] != 1 {
+		t.Errorf("lifecycle expirations by tag: %v, want run after 30 days, reply after 1", days)
+	}
 }
