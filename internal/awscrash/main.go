@@ -6,7 +6,7 @@
 // ran across processes. Started again after a kill, it retries the same
 // Starts, as a client would.
 //
-//	awscrash -effects FILE [-runs N] [-visibility 1s] [-lease 3s] [-sleep 3s]
+//	awscrash -effects FILE [-runs N] [-visibility 4s] [-lease 3s] [-sleep 6s]
 //
 // Runs are named five-0, five-1, … The World comes from the environment
 // (aws.FromEnv; AWS_ENDPOINT_URL points it at the test's fault-injecting
@@ -80,9 +80,18 @@ var Five = workflow.Define("awscrash.five", func(ctx workflow.Context, sleep tim
 func main() {
 	path := flag.String("effects", "", "the effects file")
 	runs := flag.Int("runs", 1, "how many runs to start and serve")
-	visibility := flag.Duration("visibility", time.Second, "the worker's visibility timeout")
+	// The visibility timeout must outlast an invocation, as the Worker
+	// asks: a message that comes back while its invocation still works
+	// queues another delivery behind it. At 1 s that fed itself on a busy
+	// emulator: a finished run's delivery took over a second, came back
+	// before its Ack, again and again, until every slot of the worker
+	// waited on the one run and it never went idle. 4 s is twice what an
+	// invocation takes when each call to the emulator takes 250 ms; the
+	// 6 s sleep still brings a killed worker's message back before the
+	// wake-up.
+	visibility := flag.Duration("visibility", 4*time.Second, "the worker's visibility timeout")
 	lease := flag.Duration("lease", 3*time.Second, "the worker's run lease TTL: how long a killed worker's run waits")
-	sleep := flag.Duration("sleep", 3*time.Second, "the runs' sleep before their fourth step")
+	sleep := flag.Duration("sleep", 6*time.Second, "the runs' sleep before their fourth step")
 	flag.Parse()
 	var err error
 	if effects, err = os.OpenFile(*path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err != nil {

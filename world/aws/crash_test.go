@@ -67,6 +67,10 @@ func (c *crashCase) serve(ctx context.Context, kill *killPoint) workerExit {
 		"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_SESSION_TOKEN=", "AWS_PROFILE=",
 		"AWS_CONFIG_FILE="+os.DevNull, "AWS_SHARED_CREDENTIALS_FILE="+os.DevNull,
 		"WORKFLOW_TABLE="+c.world.opts.Table, "WORKFLOW_QUEUE_URL="+c.world.opts.QueueURL, "WORKFLOW_BUCKET="+c.world.opts.Bucket)
+	// A worker still running when ctx ends is stopped with SIGQUIT, so that
+	// the Go runtime prints where each of its goroutines waits.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) }
+	cmd.WaitDelay = 5 * time.Second
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	var mu sync.Mutex // held until cmd.Process is set
@@ -250,6 +254,10 @@ func TestCrashMatrix(t *testing.T) {
 // crashAndRestart runs one case of the matrix.
 func crashAndRestart(t *testing.T, bin string, k killPoint) {
 	c := newCrashCase(t, bin, 1)
+	// A case takes under 10 s on a quiet emulator, and 25 s when each of
+	// its calls takes 250 ms: the killed worker's run, the wait for its
+	// hidden message (awscrash's 4 s visibility) and its lease (3 s), and
+	// the whole run again with its 6 s sleep.
 	ctx, cancel := context.WithTimeout(t.Context(), 45*time.Second)
 	defer cancel()
 	first := c.serve(ctx, &k)
