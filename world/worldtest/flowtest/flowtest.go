@@ -72,12 +72,20 @@ type env struct {
 	log    *slog.Logger // to the test, for the scenario's own workers
 }
 
+// scenarioBound is how long a scenario may take before it fails as hung.
+// It bounds a stuck scenario and measures no speed: the longest,
+// RespondingHookConcurrentCallers, answers its 20 messages one after
+// another, about 140 World calls in sequence (700-860 in all on the AWS
+// World), which takes 1-2 s on a quiet emulator and crossed the former
+// 10 s once a busy emulator answered in 70 ms; 30 s allows 200 ms.
+const scenarioBound = 30 * time.Second
+
 // newEnv starts a worker on w for the scenario's lifetime; the scenario's
 // context bounds it, so a World that never answers fails the scenario
 // instead of hanging it. The worker logs to the test until the scenario
 // ends; what it says while it stops (work cut short) is dropped.
 func newEnv(t *testing.T, w world.World) *env {
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), scenarioBound)
 	log := &testLog{t: t}
 	done := make(chan struct{})
 	t.Cleanup(func() {
