@@ -115,7 +115,11 @@ func main() {
 		log.Fatal(err)
 	}
 	defer w.Close()
-	go workflow.NewWorker(w, workflow.WorkerOptions{}).Run(ctx)
+	// The worker stops, and lets its steps finish, before the World closes.
+	serving, stopServing := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- workflow.NewWorker(w, workflow.WorkerOptions{}).Run(serving) }()
+	defer func() { stopServing(); <-served }()
 
 	client := workflow.NewClient(w)
 	order := Order{ID: *orderID, Items: []string{"keyboard", "mouse", "monitor"}, AmountCt: 45900}
