@@ -21,15 +21,16 @@ func ResumeHook[T any](ctx context.Context, c *Client, token string, payload T) 
 	if err != nil {
 		return err
 	}
-	_, err = c.deliver(ctx, token, newResumeID(), raw, nil)
+	_, err = c.deliver(ctx, token, newResumeID(), func(world.Hook) (json.RawMessage, error) { return raw, nil })
 	return err
 }
 
-// deliver records payload for the hook holding token, following the token
-// if another run takes it over meanwhile (see engine.Resume). vet, if set,
-// refuses a hook before anything is written.
-func (c *Client) deliver(ctx context.Context, token, resumeID string, payload json.RawMessage, vet func(world.Hook) error) (world.Hook, error) {
-	h, err := engine.Resume(ctx, c.world, token, resumeID, payload, c.now(), c.maxEvents, vet)
+// deliver records the payload message gives for the hook holding token,
+// following the token if another run takes it over meanwhile (see
+// engine.Resume). message's error refuses a hook before anything is
+// written.
+func (c *Client) deliver(ctx context.Context, token, resumeID string, message func(world.Hook) (json.RawMessage, error)) (world.Hook, error) {
+	h, err := engine.Resume(ctx, c.world, token, resumeID, message, c.now(), c.maxEvents)
 	switch {
 	case errors.Is(err, world.ErrHookNotFound):
 		return h, fmt.Errorf("%w: %q", ErrHookNotFound, token)

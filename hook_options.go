@@ -1,6 +1,9 @@
 package workflow
 
-import "time"
+import (
+	"net/textproto"
+	"time"
+)
 
 // HookOption configures CreateHook, CreateRespondingHook and the Create
 // methods of HookDef and RespondingHookDef.
@@ -32,6 +35,7 @@ type webhookConfig struct {
 	hookRecord
 	manual   bool
 	response *WebhookResponse
+	headers  []string // nil: every header but the credentials
 }
 
 type hookOptionFunc func(*hookConfig)
@@ -81,6 +85,23 @@ func WithManualResponse() WebhookOption {
 // Without it the answer is 202 Accepted with an empty body.
 func WithStaticResponse(resp WebhookResponse) WebhookOption {
 	return webhookOptionFunc(func(c *webhookConfig) { c.response = &resp })
+}
+
+// WithRequestHeaders records only the named request headers (matched
+// without regard to case) with each request the webhook receives, in
+// [WebhookRequest.Header]; with no names, none. A credential header is
+// recorded only if named here: without this option a webhook records every
+// header but Authorization, Proxy-Authorization, Cookie, X-Api-Key,
+// X-Auth-Token and X-Amz-Security-Token. Requests are kept in the run's
+// log as long as the run is, and read by whoever can read runs, so name
+// only the headers the workflow uses (a signature to verify, a
+// Content-Type to decode by).
+func WithRequestHeaders(names ...string) WebhookOption {
+	canonical := make([]string, len(names))
+	for i, n := range names {
+		canonical[i] = textproto.CanonicalMIMEHeaderKey(n)
+	}
+	return webhookOptionFunc(func(c *webhookConfig) { c.headers = canonical })
 }
 
 func newHookConfig(opts []HookOption) hookConfig {

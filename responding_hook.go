@@ -170,7 +170,8 @@ func ResumeRespondingHook[M, R any](ctx context.Context, c *Client, token string
 		return zero, err
 	}
 	resumeID := newResumeID()
-	if _, err := c.deliver(ctx, token, resumeID, raw, vetResponding); err != nil {
+	message := func(h world.Hook) (json.RawMessage, error) { return raw, vetResponding(h) }
+	if _, err := c.deliver(ctx, token, resumeID, message); err != nil {
 		return zero, err
 	}
 	return awaitReply[R](ctx, c.world, token, resumeID, cfg.timeout)

@@ -29,13 +29,20 @@ type webhookMeta struct {
 	Manual   bool             `json:"manual,omitempty"`
 	Response *WebhookResponse `json:"response,omitempty"`
 	User     json.RawMessage  `json:"metadata,omitempty"`
+	// Headers are the request headers to record ([WithRequestHeaders]);
+	// nil (absent) means every one but the credentials, and [] none.
+	Headers []string `json:"headers,omitzero"`
 }
 
 // WebhookRequest is an HTTP request received by a webhook.
 type WebhookRequest struct {
 	Method string
 	// URL is the request's path and query, as the caller sent them.
-	URL    string
+	URL string
+	// Header holds the request headers the webhook records: those
+	// [WithRequestHeaders] names, or without it every header but the
+	// credentials (Authorization, Cookie and the like; see
+	// WithRequestHeaders).
 	Header http.Header
 	Body   []byte
 }
@@ -75,7 +82,7 @@ type Webhook struct {
 // Client.ResumeWebhook from your own).
 func CreateWebhook(ctx Context, opts ...WebhookOption) *Webhook {
 	c := newWebhookConfig(opts)
-	meta := encodeMetadata(webhookMeta{Manual: c.manual, Response: c.response, User: encodeMetadata(c.metadata)})
+	meta := encodeMetadata(webhookMeta{Manual: c.manual, Response: c.response, User: encodeMetadata(c.metadata), Headers: c.headers})
 	o := engine.HookOptions{Kind: kindWebhook, Metadata: meta, Retention: c.retention, Replies: c.manual}
 	return &Webhook{newRespondingHook[WebhookRequest, WebhookResponse](ctx, o, callSite())}
 }

@@ -36,14 +36,20 @@ func (c *Client) ResumeWebhook(ctx context.Context, token string, req WebhookReq
 		return WebhookResponse{}, fmt.Errorf("%w: a token of %d bytes is no webhook's", ErrHookNotFound, len(token))
 	}
 	var meta webhookMeta
-	vet := func(h world.Hook) error {
+	message := func(h world.Hook) (json.RawMessage, error) {
 		if h.Kind != kindWebhook {
-			return fmt.Errorf("%w: hook %q", ErrNotWebhook, token)
+			return nil, fmt.Errorf("%w: hook %q", ErrNotWebhook, token)
 		}
-		return json.Unmarshal(h.Metadata, &meta)
+		meta = webhookMeta{}
+		if err := json.Unmarshal(h.Metadata, &meta); err != nil {
+			return nil, err
+		}
+		recorded := req
+		recorded.Header = recordedHeaders(req.Header, meta.Headers)
+		return mustJSON(recorded), nil
 	}
 	resumeID := newResumeID()
-	if _, err := c.deliver(ctx, token, resumeID, mustJSON(req), vet); err != nil {
+	if _, err := c.deliver(ctx, token, resumeID, message); err != nil {
 		return WebhookResponse{}, err
 	}
 	switch {

@@ -18,8 +18,10 @@ import (
 const maxFollows = 8
 
 // Resume records a message for the hook holding token in its run's log and
-// wakes the run. vet, if set, inspects the hook first; its error stops the
-// resume before anything is written.
+// wakes the run. message gives the payload to record for the hook found,
+// which it may inspect (its kind, its metadata); its error stops the
+// resume before anything is written. It is asked again for each hook a
+// takeover sends the message on to.
 //
 // A resume can race a takeover (a run claiming the token with force): the
 // resumer reads the owner, the token changes hands, the message lands in
@@ -31,7 +33,7 @@ const maxFollows = 8
 // an unknown, disposed or ended hook is an error matching
 // world.ErrHookNotFound. A run whose log holds maxEvents events takes no
 // more messages: the error matches ErrMaxEvents.
-func Resume(ctx context.Context, w world.World, token, resumeID string, payload json.RawMessage, now time.Time, maxEvents int, vet func(world.Hook) error) (got world.Hook, err error) {
+func Resume(ctx context.Context, w world.World, token, resumeID string, message func(world.Hook) (json.RawMessage, error), now time.Time, maxEvents int) (got world.Hook, err error) {
 	ctx, span := StartSpan(ctx, "workflow.hook.resume", trace.SpanKindProducer)
 	defer func() {
 		span.SetAttributes(attrRunID.String(got.RunID))
@@ -50,10 +52,9 @@ func Resume(ctx context.Context, w world.World, token, resumeID string, payload 
 			return h, fmt.Errorf("hook %q: %w", token, world.ErrHookNotFound)
 		}
 		prev = h
-		if vet != nil {
-			if err := vet(h); err != nil {
-				return h, err
-			}
+		payload, err := message(h)
+		if err != nil {
+			return h, err
 		}
 		ev := world.Event{Type: world.HookReceived, CorrelationID: h.CorrelationID,
 			Payload: mustJSON(hookReceivedPayload{ResumeID: resumeID, Payload: payload})}

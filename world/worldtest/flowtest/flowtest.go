@@ -55,6 +55,7 @@ var scenarios = []scenario{
 	{"RespondingHookRejectsUndecodable", respondingHookRejectsUndecodable},
 	{"PlainHookDoesNotReply", plainHookDoesNotReply},
 	{"Webhook", webhookRoute},
+	{"WebhookRecordsAllowedHeaders", webhookRecordsAllowedHeaders},
 	{"RunStream", runStream},
 	{"OverlappingInvocations", overlappingInvocations},
 	{"ResumeDuringAStep", resumeDuringAStep},

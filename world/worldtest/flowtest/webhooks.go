@@ -44,35 +44,11 @@ var hooked = workflow.Define("flowtest.hooked", func(ctx workflow.Context, _ str
 })
 
 func webhookRoute(t *testing.T, e *env) {
-	mux := http.NewServeMux()
-	mux.Handle(webhook.Pattern, webhook.NewHandler(e.client))
-	srv := httptest.NewServer(mux) // on 127.0.0.1
-	defer srv.Close()
+	srv := webhookServer(t, e)
 	run := start(t, e, hooked, struct{}{})
-	var tokens []string
-	for chunk, err := range run.Readable(e.ctx, "", 0) {
-		if err == nil {
-			err = chunk.Decode(&tokens)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		break
-	}
-	if len(tokens) != 2 {
-		t.Fatalf("the run published %q", tokens)
-	}
+	tokens := publishedTokens(t, e, run, 2)
 	post := func(token, body string) (int, string) {
-		resp, err := http.Post(workflow.WebhookURL(srv.URL, token), "text/plain", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp.StatusCode, string(b)
+		return postWebhook(t, workflow.WebhookURL(srv.URL, token), body, http.Header{"Content-Type": {"text/plain"}})
 	}
 	if code, body := post(tokens[0], "ping"); code != http.StatusAccepted || body != "" {
 		t.Fatalf("default webhook: %d %q", code, body)
@@ -96,4 +72,53 @@ func webhookRoute(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	result(t, e, echoRun)
+}
+
+// webhookServer serves the webhook route on 127.0.0.1 until the test ends.
+func webhookServer(t *testing.T, e *env) *httptest.Server {
+	mux := http.NewServeMux()
+	mux.Handle(webhook.Pattern, webhook.NewHandler(e.client))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// publishedTokens reads the n webhook tokens run publishes on its default
+// stream.
+func publishedTokens[O any](t *testing.T, e *env, run *workflow.Run[O], n int) []string {
+	t.Helper()
+	var tokens []string
+	for chunk, err := range run.Readable(e.ctx, "", 0) {
+		if err == nil {
+			err = chunk.Decode(&tokens)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		break
+	}
+	if len(tokens) != n {
+		t.Fatalf("the run published %q, want %d tokens", tokens, n)
+	}
+	return tokens
+}
+
+// postWebhook POSTs body with header to url and reads the whole reply.
+func postWebhook(t *testing.T, url, body string, header http.Header) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = header
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
 }
