@@ -17,6 +17,7 @@ require (
 
 require (
 	github.com/aws/aws-sdk-go-v2/service/lambda v1.115.0
+	github.com/google/jsonschema-go v0.4.3
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp v1.47.0
 	go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp v1.47.0

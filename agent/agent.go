@@ -1,0 +1,166 @@
+package agent
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/lambdaworkflow/workflow"
+)
+
+// Agent is a model with instructions and tools, run durably inside a
+// workflow: every model call is a step, recorded once and never billed
+// again on replay, and every tool call is a step or workflow code. Define
+// an agent once, at package level, like a step: its name names the steps
+// in the log.
+type Agent struct {
+	name      string
+	model     Model
+	cfg       config
+	tools     map[string]ToolDef
+	specs     []ToolSpec
+	call      *workflow.Step[Request, Response]
+	finish    *workflow.Step[[]ToolResult, struct{}]
+	approvals map[string]bool
+}
+
+// Option configures an Agent.
+type Option func(*config)
+
+type config struct {
+	system    string
+	tools     []ToolDef
+	maxSteps  int
+	namespace string
+	settings  Settings
+	step      []workflow.StepOption
+}
+
+// DefaultMaxSteps bounds the model calls of one Run by default.
+const DefaultMaxSteps = 20
+
+// DefaultNamespace is the run stream the agent writes its parts to.
+const DefaultNamespace = "agent"
+
+// WithSystem sets the system prompt.
+func WithSystem(prompt string) Option { return func(c *config) { c.system = prompt } }
+
+// WithTools gives the model tools to call.
+func WithTools(tools ...ToolDef) Option {
+	return func(c *config) { c.tools = append(c.tools, tools...) }
+}
+
+// WithMaxSteps bounds the model calls of one Run (default
+// [DefaultMaxSteps]).
+func WithMaxSteps(n int) Option { return func(c *config) { c.maxSteps = max(n, 1) } }
+
+// WithNamespace sets the run stream the agent writes its [Part]s to
+// (default [DefaultNamespace]).
+func WithNamespace(ns string) Option { return func(c *config) { c.namespace = ns } }
+
+// WithSettings sets the model call options.
+func WithSettings(s Settings) Option { return func(c *config) { c.settings = s } }
+
+// WithModelStepOptions sets the model call step's retry policy. Provider
+// errors that retrying cannot fix (a bad request, a refused key) are not
+// retried; throttling waits as long as the provider asks.
+func WithModelStepOptions(opts ...workflow.StepOption) Option {
+	return func(c *config) { c.step = append(c.step, opts...) }
+}
+
+// New defines an agent. Its model calls are the step "agent."+name.
+func New(name string, model Model, opts ...Option) *Agent {
+	cfg := config{maxSteps: DefaultMaxSteps, namespace: DefaultNamespace}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	a := &Agent{name: name, model: model, cfg: cfg, tools: map[string]ToolDef{}, approvals: map[string]bool{}}
+	for _, t := range cfg.tools {
+		spec := t.Spec()
+		if _, dup := a.tools[spec.Name]; dup {
+			panic(fmt.Sprintf("agent %q: two tools are named %q", name, spec.Name))
+		}
+		a.tools[spec.Name] = t
+		a.specs = append(a.specs, spec)
+		a.approvals[spec.Name] = t.needsApproval()
+	}
+	a.call = workflow.DefineStep("agent."+name, a.callModel, cfg.step...)
+	a.finish = workflow.DefineStep("agent."+name+".finish", a.writeFinish)
+	return a
+}
+
+// Name returns the agent's name.
+func (a *Agent) Name() string { return a.name }
+
+// Namespace returns the run stream the agent writes to.
+func (a *Agent) Namespace() string { return a.cfg.namespace }
+
+// Result is what a Run came to.
+type Result struct {
+	// Messages is the whole conversation: the input, then every model
+	// answer and tool result. Pass it to the next Run to go on talking.
+	Messages []Message `json:"messages"`
+	// Text is the last answer's text.
+	Text         string       `json:"text"`
+	Usage        Usage        `json:"usage"`
+	FinishReason FinishReason `json:"finishReason"`
+	// Responses are the model calls, in order, with their metadata and
+	// warnings.
+	Responses []Response `json:"responses"`
+}
+
+// Run talks with the model from workflow code: it calls the model, runs
+// the tools it asks for (in parallel), gives it their results, and so on
+// until it answers without a tool call or has been called as many times
+// as [WithMaxSteps] allows. It fails only when a model call fails for
+// good; a tool's failure is a result the model is told about.
+func (a *Agent) Run(ctx workflow.Context, messages []Message) (*Result, error) {
+	res := &Result{Messages: slices.Clone(messages)}
+	for step := 1; ; step++ {
+		resp, err := a.call.Call(ctx, Request{System: a.cfg.system, Messages: res.Messages, Tools: a.specs, Settings: a.cfg.settings})
+		if err != nil {
+			return res, err
+		}
+		res.Responses = append(res.Responses, resp)
+		res.Messages = append(res.Messages, resp.Message)
+		res.Usage = res.Usage.Add(resp.Usage)
+		res.Text, res.FinishReason = resp.Message.Text, resp.FinishReason
+		if len(resp.Message.ToolCalls) == 0 {
+			return res, nil
+		}
+		results := a.runTools(ctx, resp.Message.ToolCalls, res.Messages)
+		res.Messages = append(res.Messages, Message{Role: RoleTool, ToolResults: results})
+		if step >= a.cfg.maxSteps {
+			res.FinishReason = FinishMaxSteps
+			_, err := a.finish.Call(ctx, results)
+			return res, err
+		}
+	}
+}
+
+// runTools runs a model answer's tool calls side by side and returns
+// their results in the calls' order.
+func (a *Agent) runTools(ctx workflow.Context, calls []ToolCall, messages []Message) []ToolResult {
+	futures := make([]workflow.Future[ToolResult], len(calls))
+	for i, call := range calls {
+		futures[i] = workflow.Go(ctx, func(ctx workflow.Context) (ToolResult, error) {
+			return a.runTool(ctx, call, messages), nil
+		})
+	}
+	results, _ := workflow.Gather(ctx, futures...) // runTool never fails: its failures are results
+	return results
+}
+
+func (a *Agent) runTool(ctx workflow.Context, call ToolCall, messages []Message) ToolResult {
+	tool := a.tools[call.Name]
+	if tool == nil {
+		return ToolResult{CallID: call.ID, Name: call.Name, Outcome: Fault, Error: fmt.Sprintf("there is no tool named %q", call.Name)}
+	}
+	if tool.needsApproval() {
+		approved, refused := awaitApproval(ctx, call)
+		if refused != nil {
+			return *refused
+		}
+		call = approved
+	}
+	return tool.run(ctx, call, ToolCallInfo{ID: call.ID, Name: call.Name, Messages: messages})
+}

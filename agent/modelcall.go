@@ -1,0 +1,100 @@
+package agent
+
+import (
+	"context"
+
+	"github.com/lambdaworkflow/workflow"
+)
+
+// callModel is the model call step. It streams the call's parts to the
+// run's stream as the model produces them, under a start part that a
+// retry repeats, and returns the assembled response for the log.
+func (a *Agent) callModel(ctx context.Context, req Request) (Response, error) {
+	info, _ := workflow.GetStepInfo(ctx)
+	w, err := workflow.Writer[Part](ctx, a.cfg.namespace)
+	if err != nil {
+		return Response{}, err
+	}
+	emit := func(p Part) error {
+		p.Call = info.StepID
+		return w.Write(p)
+	}
+	if err := emit(Part{Type: PartStart, Attempt: info.Attempt}); err != nil {
+		return Response{}, err
+	}
+	if err := writeResults(emit, lastResults(req.Messages)); err != nil {
+		return Response{}, err
+	}
+	c := newCollector()
+	for d, err := range a.model.Stream(ctx, req) {
+		if err != nil {
+			_ = emit(Part{Type: PartError, Error: err.Error()}) // the step's error says it all if this fails too
+			return Response{}, err
+		}
+		c.add(d)
+		if err := emitDelta(emit, d); err != nil {
+			return Response{}, err
+		}
+	}
+	resp, err := c.result()
+	if err != nil {
+		return Response{}, workflow.Fatal(err)
+	}
+	for _, call := range resp.Message.ToolCalls {
+		if err := emit(Part{Type: PartToolCall, ToolCall: &call, NeedsApproval: a.approvals[call.Name]}); err != nil {
+			return Response{}, err
+		}
+	}
+	if err := emit(Part{Type: PartFinishStep, Usage: &resp.Usage, FinishReason: resp.FinishReason}); err != nil {
+		return Response{}, err
+	}
+	if len(resp.Message.ToolCalls) == 0 {
+		err = emit(Part{Type: PartFinish, FinishReason: resp.FinishReason})
+	}
+	return resp, err
+}
+
+// emitDelta streams what a delta shows a reader.
+func emitDelta(emit func(Part) error, d Delta) error {
+	if d.Text != "" {
+		if err := emit(Part{Type: PartTextDelta, Text: d.Text}); err != nil {
+			return err
+		}
+	}
+	if d.ToolCall != nil {
+		return emit(Part{Type: PartToolDelta, ToolDelta: d.ToolCall})
+	}
+	return nil
+}
+
+// lastResults returns the tool results a request answers the model
+// with: the results of the calls it made last.
+func lastResults(messages []Message) []ToolResult {
+	if len(messages) == 0 || messages[len(messages)-1].Role != RoleTool {
+		return nil
+	}
+	return messages[len(messages)-1].ToolResults
+}
+
+// writeResults streams tool results.
+func writeResults(emit func(Part) error, results []ToolResult) error {
+	for _, r := range results {
+		if err := emit(Part{Type: PartToolResult, ToolResult: &r}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeFinish is the step that ends a Run stopped by its step limit: it
+// streams the last tool results, which no model call will.
+func (a *Agent) writeFinish(ctx context.Context, results []ToolResult) (struct{}, error) {
+	w, err := workflow.Writer[Part](ctx, a.cfg.namespace)
+	if err != nil {
+		return struct{}{}, err
+	}
+	if err := writeResults(w.Write, results); err != nil {
+		return struct{}{}, err
+	}
+	return struct{}{}, w.Write(Part{Type: PartFinish, FinishReason: FinishMaxSteps})
+}
