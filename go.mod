@@ -28,6 +28,7 @@ require (
 )
 
 require (
+	github.com/aws/aws-sdk-go-v2/service/scheduler v1.18.2 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/chromedp/cdproto v0.160.1 // indirect

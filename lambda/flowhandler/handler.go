@@ -53,6 +53,10 @@ import (
 // *aws.World implements it.
 type Deliveries interface {
 	Delivered(ctx context.Context, msg world.Message) error
+	// RequeueIfEarly queues a message that arrived before it is due
+	// again (a long sleep's hop through the queue) and reports whether
+	// it did: the handler then drops its copy without replaying the run.
+	RequeueIfEarly(ctx context.Context, msg world.Message) (bool, error)
 	// Enqueue puts a message back on the queue: a version that was handed
 	// a message it could not process has no batch to fail it in.
 	Enqueue(ctx context.Context, msg world.Message) error
@@ -131,6 +135,13 @@ func Handler(worker *workflow.Worker, d Deliveries, handoff Handoff) func(contex
 			if err := d.Delivered(ctx, msg); err != nil {
 				slog.ErrorContext(ctx, "flow: reporting delivery failed", "run_id", msg.RunID, "err", err)
 				fail(m)
+				continue
+			}
+			if early, err := d.RequeueIfEarly(ctx, msg); err != nil {
+				slog.ErrorContext(ctx, "flow: requeueing an early wake-up failed", "run_id", msg.RunID, "err", err)
+				fail(m)
+				continue
+			} else if early {
 				continue
 			}
 			engine.RecordQueueLag(ctx, msg, sentAt(m), time.Now())

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -35,13 +36,26 @@ func (f flaky) GetRun(ctx context.Context, id string) (world.Run, error) {
 	return f.World.GetRun(ctx, id)
 }
 
-// deliveries records Delivered and Enqueue calls and fails the
-// deliveries of one run.
+// deliveries records Delivered, Enqueue and early requeue calls and
+// fails the deliveries of one run.
 type deliveries struct {
 	mu       sync.Mutex
 	got      []string
 	enqueued []string
+	requeued []string
 	broken   string
+}
+
+// RequeueIfEarly requeues a message due later than now, as the AWS World
+// does with one due beyond SQS's delay limit.
+func (d *deliveries) RequeueIfEarly(_ context.Context, msg world.Message) (bool, error) {
+	if !msg.DeliverAt.After(time.Now()) {
+		return false, nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.requeued = append(d.requeued, msg.RunID)
+	return true, nil
 }
 
 func (d *deliveries) Enqueue(_ context.Context, msg world.Message) error {
@@ -137,5 +151,29 @@ func TestHandlerAnswersAnEmptyListWhenNothingFailed(t *testing.T) {
 	got, err := json.Marshal(resp)
 	if err != nil || string(got) != `{"batchItemFailures":[]}` {
 		t.Errorf("response = %s, %v; want {\"batchItemFailures\":[]}", got, err)
+	}
+}
+
+// A message that arrives before it is due (a long sleep's hop through the
+// queue) is requeued and acknowledged: the run is not processed, and
+// the batch reports no failure.
+func TestHandlerRequeuesEarlyWakeUps(t *testing.T) {
+	w := memory.New()
+	c := workflow.NewClient(w)
+	if _, err := workflow.Start(t.Context(), c, doubler, 1, workflow.WithRunID("run-early")); err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(world.Message{RunID: "run-early", DeliverAt: time.Now().Add(time.Hour)})
+	d := &deliveries{}
+	h := Handler(workflow.NewWorker(w, workflow.WorkerOptions{}), d, nil)
+	resp, err := h(t.Context(), events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m1", Body: string(body)}}})
+	if err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("handler = %+v, %v; want no failure", resp, err)
+	}
+	if !slices.Equal(d.requeued, []string{"run-early"}) {
+		t.Errorf("requeued %v, want [run-early]", d.requeued)
+	}
+	if run, _ := w.GetRun(t.Context(), "run-early"); run.Status.Terminal() {
+		t.Error("the run was processed on an early wake-up")
 	}
 }

@@ -24,15 +24,20 @@ const (
 
 // Enqueue implements world.Queue. DeliverAt becomes the message's
 // DelaySeconds, rounded up to whole seconds and capped at SQS's 15 minutes:
-// a message due later arrives early, as world.Message allows, and the
-// runtime enqueues it again for the rest. A DedupKey is checked against
+// a message due later goes through the scheduler if the World has one
+// (longsleep.go), else it arrives early, as world.Message allows, and is
+// queued again for the rest (earlywake.go). A DedupKey is checked against
 // the key's marker item first (see dedup.go).
 func (w *World) Enqueue(ctx context.Context, msg world.Message) error {
 	body, err := json.Marshal(msg)
 	if err != nil {
 		return fmt.Errorf("enqueue for run %s: %w", msg.RunID, err)
 	}
-	delay := min(max(time.Until(msg.DeliverAt), 0), maxDelay)
+	delay := max(time.Until(msg.DeliverAt), 0)
+	if w.scheduler != nil && delay > w.delayLimit {
+		return w.schedule(ctx, msg, string(body))
+	}
+	delay = min(delay, w.delayLimit)
 	seconds := int32(math.Ceil(delay.Seconds()))
 	send := func(ctx context.Context) error {
 		_, err := w.sqs.SendMessage(ctx, &sqs.SendMessageInput{
@@ -104,6 +109,14 @@ func (w *World) Receive(ctx context.Context, visibility time.Duration) (world.De
 		if err := w.Delivered(ctx, msg); err != nil {
 			w.releaseDetached(ctx, d)
 			return world.Delivery{}, fmt.Errorf("receive: %w", err)
+		}
+		early, err := w.requeueReceived(ctx, d)
+		if err != nil {
+			w.releaseDetached(ctx, d)
+			return world.Delivery{}, fmt.Errorf("receive: %w", err)
+		}
+		if early {
+			continue
 		}
 		return d, nil
 	}

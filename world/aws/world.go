@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/scheduler"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/smithy-go/middleware"
 
@@ -27,6 +28,9 @@ type Options struct {
 	// world.DefaultRetention, 30 days; world.KeepForever: for ever); see
 	// retention.go.
 	Retention time.Duration
+	// Scheduler, if set, carries messages due beyond SQS's delay limit
+	// (long sleeps) as EventBridge Scheduler schedules; see longsleep.go.
+	Scheduler SchedulerOptions
 }
 
 // World is a world.World on DynamoDB, SQS and S3. It is safe for concurrent
@@ -37,6 +41,10 @@ type World struct {
 	sqs   *sqs.Client
 	s3    *s3.Client
 	calls *callCounter
+	// scheduler carries messages due later than delayLimit, SQS's 15
+	// minutes (tests shorten it); nil: they hop through the queue.
+	scheduler  *scheduler.Client
+	delayLimit time.Duration
 	// retention is Options.Retention resolved; now is the clock expiry is
 	// reckoned by (tests replace it).
 	retention time.Duration
@@ -61,9 +69,13 @@ func New(cfg aws.Config, opts Options) (*World, error) {
 	if opts.Table == "" || opts.QueueURL == "" || opts.Bucket == "" {
 		return nil, fmt.Errorf("aws world: table, queue URL and bucket are all required, got %+v", opts)
 	}
+	if err := opts.Scheduler.validate(); err != nil {
+		return nil, err
+	}
 	w := &World{opts: opts, calls: newCallCounter(), streamNext: map[string]int64{},
-		retention: world.RetentionOrDefault(opts.Retention), now: time.Now}
+		retention: world.RetentionOrDefault(opts.Retention), now: time.Now, delayLimit: maxDelay}
 	w.ddb, w.sqs, w.s3 = newClients(cfg, w.calls)
+	w.scheduler = newSchedulerClient(cfg, opts.Scheduler, w.calls)
 	return w, nil
 }
 
@@ -85,7 +97,9 @@ func FromEnv(ctx context.Context) (*World, error) {
 // OptionsFromEnv reads the resources the Lambda functions are given:
 // WORKFLOW_TABLE, WORKFLOW_QUEUE_URL and WORKFLOW_BUCKET, and
 // WORKFLOW_RETENTION_DAYS, how long finished runs are kept (unset: 30 days;
-// 0: for ever). It names every variable that is missing or wrong.
+// 0: for ever), and the scheduler's WORKFLOW_SCHEDULE_GROUP,
+// WORKFLOW_SCHEDULER_ROLE_ARN and WORKFLOW_QUEUE_ARN (all or none). It
+// names every variable that is missing or wrong.
 func OptionsFromEnv() (Options, error) {
 	opts := Options{
 		Table:    os.Getenv("WORKFLOW_TABLE"),
@@ -103,6 +117,8 @@ func OptionsFromEnv() (Options, error) {
 	retention, err := retentionFromEnv()
 	missing = append(missing, err)
 	opts.Retention = retention
+	opts.Scheduler, err = schedulerFromEnv()
+	missing = append(missing, err)
 	if err := errors.Join(missing...); err != nil {
 		return Options{}, fmt.Errorf("aws world from environment: %w", err)
 	}
