@@ -2,6 +2,7 @@ package aws
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -25,6 +26,10 @@ type Names struct {
 	// Retention is the Options.Retention the bucket's lifecycle rule for
 	// finished runs' objects is made for (0: world.DefaultRetention).
 	Retention time.Duration
+	// DeadLetterAfter, if set, gives the queue a dead-letter queue, named
+	// Queue+"-dlq", that takes a message after that many receives (the
+	// template's is 5); 0: no dead-letter queue.
+	DeadLetterAfter int
 }
 
 // tableWait bounds how long Bootstrap waits for a new table to be active.
@@ -39,7 +44,7 @@ const tableWait = 5 * time.Minute
 //     expiresAt;
 //   - queue: standard, default delay and receive wait 0 (the SDK cannot
 //     send a zero, so the World relies on these defaults), 14 days'
-//     retention;
+//     retention; a dead-letter queue if names.DeadLetterAfter is set;
 //   - bucket: lifecycle rules that abort multipart uploads left
 //     incomplete for a day, delete reply streams' objects a day after
 //     upload and finished runs' objects names.Retention after the run
@@ -49,14 +54,14 @@ func Bootstrap(ctx context.Context, cfg aws.Config, names Names) (Options, error
 	if err := createTable(ctx, ddb, names.Table); err != nil {
 		return Options{}, fmt.Errorf("bootstrap table %s: %w", names.Table, err)
 	}
-	queueURL, err := createQueue(ctx, q, names.Queue)
+	queueURL, deadURL, err := createQueues(ctx, q, names.Queue, names.DeadLetterAfter)
 	if err != nil {
 		return Options{}, fmt.Errorf("bootstrap queue %s: %w", names.Queue, err)
 	}
 	if err := createBucket(ctx, blobs, cfg.Region, names.Bucket, world.RetentionOrDefault(names.Retention)); err != nil {
 		return Options{}, fmt.Errorf("bootstrap bucket %s: %w", names.Bucket, err)
 	}
-	return Options{Table: names.Table, QueueURL: queueURL, Bucket: names.Bucket}, nil
+	return Options{Table: names.Table, QueueURL: queueURL, Bucket: names.Bucket, DeadLetterQueueURL: deadURL}, nil
 }
 
 func createTable(ctx context.Context, ddb *dynamodb.Client, table string) error {
@@ -102,19 +107,40 @@ func createTable(ctx context.Context, ddb *dynamodb.Client, table string) error 
 	return err
 }
 
-func createQueue(ctx context.Context, q *sqs.Client, name string) (string, error) {
-	out, err := q.CreateQueue(ctx, &sqs.CreateQueueInput{
-		QueueName: aws.String(name),
-		Attributes: map[string]string{
-			string(sqstypes.QueueAttributeNameDelaySeconds):                  "0",
-			string(sqstypes.QueueAttributeNameReceiveMessageWaitTimeSeconds): "0",
-			string(sqstypes.QueueAttributeNameMessageRetentionPeriod):        "1209600",
-		},
-	})
-	if err != nil {
-		return "", err
+// createQueues creates the queue and, if deadLetterAfter is set, its
+// dead-letter queue first, and returns their URLs.
+func createQueues(ctx context.Context, q *sqs.Client, name string, deadLetterAfter int) (queueURL, deadURL string, err error) {
+	attrs := map[string]string{
+		string(sqstypes.QueueAttributeNameDelaySeconds):                  "0",
+		string(sqstypes.QueueAttributeNameReceiveMessageWaitTimeSeconds): "0",
+		string(sqstypes.QueueAttributeNameMessageRetentionPeriod):        "1209600",
 	}
-	return aws.ToString(out.QueueUrl), nil
+	if deadLetterAfter > 0 {
+		dead, err := q.CreateQueue(ctx, &sqs.CreateQueueInput{
+			QueueName:  aws.String(name + "-dlq"),
+			Attributes: map[string]string{string(sqstypes.QueueAttributeNameMessageRetentionPeriod): "1209600"},
+		})
+		if err != nil {
+			return "", "", err
+		}
+		deadURL = aws.ToString(dead.QueueUrl)
+		arn, err := q.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+			QueueUrl: &deadURL, AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn},
+		})
+		if err != nil {
+			return "", "", err
+		}
+		policy, err := json.Marshal(redrivePolicy{Target: arn.Attributes[string(sqstypes.QueueAttributeNameQueueArn)], MaxReceiveCount: deadLetterAfter})
+		if err != nil {
+			return "", "", err
+		}
+		attrs[string(sqstypes.QueueAttributeNameRedrivePolicy)] = string(policy)
+	}
+	out, err := q.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs})
+	if err != nil {
+		return "", "", err
+	}
+	return aws.ToString(out.QueueUrl), deadURL, nil
 }
 
 func createBucket(ctx context.Context, blobs *s3.Client, region, bucket string, retention time.Duration) error {

@@ -24,6 +24,11 @@ func Teardown(ctx context.Context, cfg aws.Config, opts Options) error {
 	if _, err := q.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: &opts.QueueURL}); err != nil {
 		errs = append(errs, fmt.Errorf("delete queue: %w", err))
 	}
+	if opts.DeadLetterQueueURL != "" {
+		if _, err := q.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: &opts.DeadLetterQueueURL}); err != nil {
+			errs = append(errs, fmt.Errorf("delete dead-letter queue: %w", err))
+		}
+	}
 	pages := s3.NewListObjectsV2Paginator(blobs, &s3.ListObjectsV2Input{Bucket: &opts.Bucket})
 	for pages.HasMorePages() {
 		page, err := pages.NextPage(ctx)

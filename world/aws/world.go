@@ -24,6 +24,10 @@ type Options struct {
 	Table    string // DynamoDB table: runs, event logs, hooks, live stream chunks
 	QueueURL string // SQS standard queue
 	Bucket   string // S3 bucket: large payloads and closed streams
+	// DeadLetterQueueURL is the queue's dead-letter queue, for listing and
+	// redriving dead letters (deadletters.go). Empty: the one the queue's
+	// redrive policy names, looked up when first needed.
+	DeadLetterQueueURL string
 	// Retention is how long a finished run is kept (0:
 	// world.DefaultRetention, 30 days; world.KeepForever: for ever); see
 	// retention.go.
@@ -58,6 +62,9 @@ type World struct {
 	// costs one refused transaction, never a wrong write.
 	streamMu   sync.Mutex
 	streamNext map[string]int64
+
+	deadMu  sync.Mutex
+	deadURL string // Options.DeadLetterQueueURL, or the one found
 }
 
 var _ world.World = (*World)(nil)
