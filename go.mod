@@ -17,6 +17,7 @@ require (
 
 require (
 	github.com/aws/aws-sdk-go-v2/service/lambda v1.115.0
+	github.com/aws/aws-sdk-go-v2/service/scheduler v1.18.2
 	github.com/google/jsonschema-go v0.4.3
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp v1.47.0
@@ -28,7 +29,6 @@ require (
 )
 
 require (
-	github.com/aws/aws-sdk-go-v2/service/scheduler v1.18.2 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/chromedp/cdproto v0.160.1 // indirect
