@@ -97,6 +97,16 @@ func (s *stepStreams) open(ctx context.Context, info engine.StepInfo, namespace 
 	return cw, nil
 }
 
+// settle waits for every writer of the step, whatever their writes
+// returned: the step's error, if any, is what its caller hears.
+func (s *stepStreams) settle() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, cw := range s.writers {
+		_ = cw.settle()
+	}
+}
+
 // flush waits for every writer of the step, and fails if a write failed
 // without the step code being told.
 func (s *stepStreams) flush() error {

@@ -103,8 +103,8 @@ func GetStepInfo(ctx context.Context) (info StepInfo, ok bool) {
 
 // wrapStep erases a step's types: JSON in, JSON out. Values that cannot be
 // decoded or encoded fail the step for good: retrying cannot fix them. It
-// also waits, before the step's result is recorded, for everything the
-// step wrote to the run's streams.
+// also waits, before the step's result is recorded or the step is retried,
+// for everything the attempt wrote to the run's streams.
 func wrapStep[I, O any](name string, fn func(context.Context, I) (O, error)) engine.StepFunc {
 	return func(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
 		var in I
@@ -112,6 +112,9 @@ func wrapStep[I, O any](name string, fn func(context.Context, I) (O, error)) eng
 			return nil, Fatal(fmt.Errorf("step %q: decoding input into %T: %w", name, in, err))
 		}
 		ctx, streams := withStepStreams(ctx)
+		// A failed or panicking attempt's writes land too before the
+		// engine retries it, so the next attempt's never overtake them.
+		defer streams.settle()
 		out, err := fn(ctx, in)
 		if err != nil {
 			return nil, err
