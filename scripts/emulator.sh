@@ -5,30 +5,20 @@
 #   scripts/emulator.sh start   install requirements-dev.txt, start, wait until healthy
 #   scripts/emulator.sh stop    stop the emulator this script started
 #
-# The pins live in a virtualenv of their own: ministack pins an exact
-# botocore, which would clash with a system-wide awscli.
+# The pins live in a virtualenv of their own (scripts/pyvenv.sh): ministack
+# pins an exact botocore, which would clash with a system-wide awscli.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$root/scripts/pyvenv.sh"
 venv=${WORKFLOW_EMULATOR_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/lambdaworkflow/ministack-venv}
 port=4566
 health=http://127.0.0.1:$port/_ministack/health
 
 healthy() { curl -fs -o /dev/null --max-time 2 "$health"; }
 
-install() {
-	local stamp=$venv/.requirements.sha256 want
-	want=$(sha256sum "$root/requirements-dev.txt" | cut -d' ' -f1)
-	if [[ -x $venv/bin/ministack && -f $stamp && $(cat "$stamp") == "$want" ]]; then
-		return
-	fi
-	[[ -x $venv/bin/python ]] || python3 -m venv "$venv"
-	"$venv/bin/pip" install --quiet --disable-pip-version-check -r "$root/requirements-dev.txt"
-	echo "$want" >"$stamp"
-}
-
 start() {
-	install
+	pyvenv ministack "$root/requirements-dev.txt" "$venv" >/dev/null
 	if healthy; then
 		echo "MiniStack already running on 127.0.0.1:$port"
 		return
