@@ -1,0 +1,58 @@
+package functions_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/lambdaworkflow/workflow/internal/emulator"
+)
+
+// checkDefences asserts that the deployed stack carries the template's
+// defences that no call through the functions would show: the bucket
+// refuses plain HTTP, both queues are encrypted at rest.
+func checkDefences(t *testing.T, ctx context.Context, out map[string]string) {
+	t.Helper()
+	cfg := emulator.Config()
+	blobs := s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = true })
+	got, err := blobs.GetBucketPolicy(ctx, &s3.GetBucketPolicyInput{Bucket: aws.String(out["BucketName"])})
+	if err != nil {
+		t.Fatalf("bucket policy of %s: %v", out["BucketName"], err)
+	}
+	var policy struct {
+		Statement []struct {
+			Effect    string
+			Action    any
+			Condition map[string]map[string]any
+		}
+	}
+	if err := json.Unmarshal([]byte(aws.ToString(got.Policy)), &policy); err != nil {
+		t.Fatalf("bucket policy %s: %v", aws.ToString(got.Policy), err)
+	}
+	denied := false
+	for _, s := range policy.Statement {
+		denied = denied || s.Effect == "Deny" && s.Action == "s3:*" && s.Condition["Bool"]["aws:SecureTransport"] == "false"
+	}
+	if !denied {
+		t.Errorf("bucket policy %s does not deny requests without TLS", aws.ToString(got.Policy))
+	}
+
+	queues := sqs.NewFromConfig(cfg)
+	for _, name := range []string{"QueueUrl", "DeadLetterQueueUrl"} {
+		attrs, err := queues.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+			QueueUrl:       aws.String(out[name]),
+			AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameSqsManagedSseEnabled},
+		})
+		if err != nil {
+			t.Fatalf("attributes of %s: %v", out[name], err)
+		}
+		if v := attrs.Attributes[string(sqstypes.QueueAttributeNameSqsManagedSseEnabled)]; v != "true" {
+			t.Errorf("%s: SqsManagedSseEnabled = %q, want true", out[name], v)
+		}
+	}
+}
