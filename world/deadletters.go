@@ -11,7 +11,9 @@ type DeadLetter struct {
 	Message
 	// ID is the queue's own ID of the message.
 	ID string
-	// Receives is how many times it was delivered before it was set aside.
+	// Receives is how many times the queue handed it out: the deliveries
+	// before it was set aside and, on SQS, which counts every receive
+	// alike, each listing or redrive that has received it since.
 	Receives int
 	// SentAt is when the message was first sent. Queues do not record when
 	// they set a message aside (SQS keeps no such time), but it was after

@@ -6,6 +6,8 @@
 //	workflow inspect run <run ID> [--follow] [--full] [--json]
 //	workflow cancel <run ID> --reason "customer asked"
 //	workflow cancel --all --status running --workflow checkout [--yes]
+//	workflow dead-letters [--limit 20]
+//	workflow redrive [--run ID | --workflow checkout]
 //	workflow deployments
 //	workflow gc [--retention 720h]
 //	workflow web [--addr 127.0.0.1:8081] [--allow-cancel]
@@ -22,6 +24,8 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+
+	"github.com/lambdaworkflow/workflow/world"
 )
 
 // A command is one verb of the CLI. To add one, add an entry to commands.
@@ -36,6 +40,8 @@ var commands = []command{
 	{"inspect runs", "", "list runs, newest first", inspectRuns},
 	{"inspect run", "<run ID>", "show a run and the timeline of its log", inspectRun},
 	{"cancel", "<run ID> | --all", "cancel a run, or every run the filters select", cancel},
+	{"dead-letters", "", "list the messages the AWS World's queue set aside after too many failed deliveries: runs that no longer move", deadLetters},
+	{"redrive", "", "put dead letters back on the queue (all, or --run/--workflow), once what made them fail is fixed", redrive},
 	{"deployments", "", "count the runs in flight on each deployment (which old versions may go)", deployments},
 	{"gc", "", "delete the finished runs past their retention now (the embedded World's worker does so every 10 minutes)", gc},
 	{"web", "", "serve the run viewer: run list, timelines, payloads, live", web},
@@ -48,6 +54,9 @@ type env struct {
 	out io.Writer
 	// help makes the command's flag set print its flags on -h.
 	help bool
+	// opened, if set, is given the World a command opens (tests count its
+	// API calls).
+	opened func(world.World)
 }
 
 func main() {
@@ -135,7 +144,9 @@ func newFlags(name string, env *env) (*flag.FlagSet, *worldFlags) {
 		fs.SetOutput(env.out)
 		fs.Usage = fs.PrintDefaults
 	}
-	return fs, registerWorldFlags(fs)
+	wf := registerWorldFlags(fs)
+	wf.opened = env.opened
+	return fs, wf
 }
 
 // parse parses flags that may come before or after positional arguments.

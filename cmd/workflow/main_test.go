@@ -42,31 +42,39 @@ func openWorlds(t *testing.T) map[string]func(t *testing.T) testWorld {
 			return testWorld{w, []string{"--dir", dir}}
 		},
 		"aws": func(t *testing.T) testWorld {
-			cfg := emulator.Require(t, 2*time.Second)
-			name := "wf-cli-" + strings.ToLower(rand.Text())
-			opts, err := awsworld.Bootstrap(t.Context(), cfg, awsworld.Names{Table: name, Queue: name, Bucket: name})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				if err := awsworld.Teardown(context.Background(), cfg, opts); err != nil {
-					t.Logf("teardown: %v", err)
-				}
-			})
-			t.Setenv("WORKFLOW_TABLE", opts.Table)
-			t.Setenv("WORKFLOW_QUEUE_URL", opts.QueueURL)
-			t.Setenv("WORKFLOW_BUCKET", opts.Bucket)
-			t.Setenv("AWS_REGION", cfg.Region)
-			t.Setenv("AWS_ACCESS_KEY_ID", "test")
-			t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-			w, err := awsworld.New(cfg, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { w.Close() })
-			return testWorld{w, []string{"--world", "aws", "--endpoint", emulator.Endpoint}}
+			return openAWS(t, awsworld.Names{})
 		},
 	}
+}
+
+// openAWS bootstraps an AWS World on MiniStack with names' options on
+// resources of the test's own, and names them in the environment as the
+// Lambda functions are given them.
+func openAWS(t *testing.T, names awsworld.Names) testWorld {
+	cfg := emulator.Require(t, 2*time.Second)
+	name := "wf-cli-" + strings.ToLower(rand.Text())
+	names.Table, names.Queue, names.Bucket = name, name, name
+	opts, err := awsworld.Bootstrap(t.Context(), cfg, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := awsworld.Teardown(context.Background(), cfg, opts); err != nil {
+			t.Logf("teardown: %v", err)
+		}
+	})
+	t.Setenv("WORKFLOW_TABLE", opts.Table)
+	t.Setenv("WORKFLOW_QUEUE_URL", opts.QueueURL)
+	t.Setenv("WORKFLOW_BUCKET", opts.Bucket)
+	t.Setenv("AWS_REGION", cfg.Region)
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	w, err := awsworld.New(cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return testWorld{w, []string{"--world", "aws", "--endpoint", emulator.Endpoint}}
 }
 
 func createRuns(t *testing.T, w world.World, runs ...world.Run) {

@@ -24,6 +24,7 @@ Choosing the World (every command):
 // worldFlags are the flags that choose the World a command opens.
 type worldFlags struct {
 	kind, dir, endpoint string
+	opened              func(world.World) // env.opened
 }
 
 func registerWorldFlags(fs *flag.FlagSet) *worldFlags {
@@ -38,6 +39,14 @@ func registerWorldFlags(fs *flag.FlagSet) *worldFlags {
 // embedded World must exist: a mistyped --dir is an error, not an empty
 // World.
 func (f *worldFlags) open(ctx context.Context, opts ...local.Option) (world.World, error) {
+	w, err := f.openKind(ctx, opts)
+	if err == nil && f.opened != nil {
+		f.opened(w)
+	}
+	return w, err
+}
+
+func (f *worldFlags) openKind(ctx context.Context, opts []local.Option) (world.World, error) {
 	switch f.kind {
 	case "local":
 		if f.endpoint != "" {

@@ -30,7 +30,7 @@ func DeadLetters(t *testing.T, w world.World) {
 			t.Fatalf("Enqueue: %v", err)
 		}
 	}
-	letters := failUntilDead(ctx, t, w, dl, 2)
+	letters := FailUntilDead(ctx, t, w, 2)
 	runs := []string{letters[0].RunID, letters[1].RunID}
 	slices.Sort(runs)
 	if want := sortedPair(a, b); !slices.Equal(runs, want) {
@@ -65,10 +65,16 @@ func sortedPair(a, b string) []string {
 	return s
 }
 
-// failUntilDead receives and releases messages until want dead letters are
-// listed, and returns them.
-func failUntilDead(ctx context.Context, t *testing.T, w world.World, dl world.DeadLetters, want int) []world.DeadLetter {
+// FailUntilDead fails the deliveries of the messages on w's queue
+// (receives and releases each) until want dead letters are listed, and
+// returns them: a test's way to make the messages it queued dead letters.
+// w's queue must dead-letter a message after at most ten deliveries.
+func FailUntilDead(ctx context.Context, t testing.TB, w world.World, want int) []world.DeadLetter {
 	t.Helper()
+	dl, ok := w.(world.DeadLetters)
+	if !ok {
+		t.Fatalf("%T does not implement world.DeadLetters", w)
+	}
 	for range 10 * want {
 		receive, cancel := context.WithTimeout(ctx, 3*time.Second)
 		d, err := w.Receive(receive, time.Second)
