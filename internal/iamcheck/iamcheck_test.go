@@ -1,0 +1,136 @@
+package iamcheck
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+)
+
+const template = `
+Resources:
+  Table: {Type: AWS::DynamoDB::Table}
+  Queue: {Type: AWS::SQS::Queue}
+  Bucket: {Type: AWS::S3::Bucket}
+  Shared:
+    Type: AWS::IAM::ManagedPolicy
+    Properties:
+      PolicyDocument:
+        Statement:
+          - Effect: Allow
+            Action: [dynamodb:GetItem, dynamodb:PutItem]
+            Resource: !GetAtt Table.Arn
+  Fn:
+    Type: AWS::Serverless::Function
+    Properties:
+      Policies:
+        - !Ref Shared
+        - Statement:
+            - Effect: Allow
+              Action: s3:GetObject
+              Resource: !Sub "${Bucket.Arn}/streams/*"
+  FnExtra:
+    Type: AWS::IAM::Policy
+    Properties:
+      Roles: [!Ref FnRole]
+      PolicyDocument:
+        Statement:
+          Effect: Allow
+          Action: sqs:SendMessage
+          Resource: !GetAtt [Queue, Arn]
+  FnFeed:
+    Type: AWS::Lambda::EventSourceMapping
+    Properties:
+      EventSourceArn: !GetAtt Queue.Arn
+      FunctionName: !Ref Fn.Alias
+  Wide:
+    Type: AWS::Serverless::Function
+    Properties:
+      Policies:
+        - Statement:
+            - {Effect: Allow, Action: "dynamodb:*", Resource: !GetAtt Table.Arn}
+            - {Effect: Allow, Action: s3:GetObject, Resource: "*"}
+            - {Effect: Allow, Action: s3:GetObject, Resource: "arn:aws:s3:::elsewhere/*"}
+        - AWSLambdaBasicExecutionRole
+`
+
+func parse(t *testing.T) *Template {
+	t.Helper()
+	tmpl, err := ParseTemplate([]byte(template))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tmpl
+}
+
+func TestGrantsReadEveryPlaceAPolicyComesFrom(t *testing.T) {
+	got, err := parse(t).Grants("Fn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Grant{
+		{"dynamodb:GetItem", "${Table.Arn}"},
+		{"dynamodb:PutItem", "${Table.Arn}"},
+		{"s3:GetObject", "${Bucket.Arn}/streams/*"},
+		{"sqs:SendMessage", "${Queue.Arn}"},
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("grants %v, want %v", got, want)
+	}
+	polling, err := parse(t).EventSourceNeeds("Fn")
+	if err != nil || len(polling) != 3 || polling[0] != (Grant{"sqs:ReceiveMessage", "${Queue.Arn}"}) {
+		t.Fatalf("the event source mapping's needs: %v, %v", polling, err)
+	}
+}
+
+func TestGrantsRefuseWhatTheyCannotJudge(t *testing.T) {
+	_, err := parse(t).Grants("Wide")
+	for _, want := range []string{"wildcard action dynamodb:*", `resource "*"`, `resource "arn:aws:s3:::elsewhere/*"`, "a policy iamcheck cannot read"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v; want it to name %s", err, want)
+		}
+	}
+}
+
+func TestCompareListsBothWays(t *testing.T) {
+	grants := []Grant{{"s3:GetObject", "${Bucket.Arn}/streams/*"}, {"dynamodb:DeleteItem", "${Table.Arn}"}}
+	needs := []Grant{{"s3:GetObject", "${Bucket.Arn}/streams/a/b"}, {"s3:GetObject", "${Bucket.Arn}/blobs/c"}}
+	unused, missing := Compare(needs, grants)
+	if !slices.Equal(unused, grants[1:]) || !slices.Equal(missing, needs[1:]) {
+		t.Fatalf("unused %v, missing %v", unused, missing)
+	}
+}
+
+func TestCallsNeedTheActionsIAMAuthorisesThem(t *testing.T) {
+	n := Names{Table: "t", Bucket: "b", Queues: map[string]string{"q-url": "Queue"}}
+	for _, c := range []struct {
+		params any
+		err    error
+		want   []Grant
+	}{
+		{&dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
+			{Put: &ddbtypes.Put{TableName: aws.String("t")}},
+			{ConditionCheck: &ddbtypes.ConditionCheck{TableName: aws.String("t")}},
+		}}, nil, []Grant{{"dynamodb:PutItem", "${Table.Arn}"}, {"dynamodb:ConditionCheckItem", "${Table.Arn}"}}},
+		{&dynamodb.QueryInput{TableName: aws.String("t"), IndexName: aws.String("i")}, nil, []Grant{{"dynamodb:Query", "${Table.Arn}/index/i"}}},
+		{&dynamodb.GetItemInput{TableName: aws.String("other")}, nil, []Grant{{"dynamodb:GetItem", "table other of no stack"}}},
+		{&sqs.SendMessageBatchInput{QueueUrl: aws.String("q-url")}, nil, []Grant{{"sqs:SendMessage", "${Queue.Arn}"}}},
+		{&s3.CopyObjectInput{CopySource: aws.String("b/k"), Key: aws.String("k"), TaggingDirective: s3types.TaggingDirectiveReplace, Tagging: aws.String("x=y")}, nil,
+			[]Grant{{"s3:GetObject", "${Bucket.Arn}/k"}, {"s3:PutObject", "${Bucket.Arn}/k"}, {"s3:PutObjectTagging", "${Bucket.Arn}/k"}}},
+		{&s3.GetObjectInput{Key: aws.String("k")}, &s3types.NoSuchKey{}, []Grant{{"s3:GetObject", "${Bucket.Arn}/k"}, {"s3:ListBucket", "${Bucket.Arn}"}}},
+	} {
+		got, err := n.needs(c.params, c.err)
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("%T: %v, %v; want %v", c.params, got, err, c.want)
+		}
+	}
+	if _, err := n.needs(&sqs.PurgeQueueInput{}, nil); err == nil {
+		t.Error("a call of unknown needs passed")
+	}
+}

@@ -1,0 +1,304 @@
+// Package iamcheck holds the IAM grants template.yaml gives a function up
+// against the AWS calls the function's code makes, so that a test can fail
+// when a function is granted an action it never calls, or calls one it is
+// not granted. Emulators do not enforce IAM; this check is what stands in
+// for AWS refusing a call.
+//
+// A Recorder, registered on an SDK config's APIOptions, turns each call
+// into the IAM actions it needs on the resources it names, written the way
+// the template names them ("${Table.Arn}/index/runs-by-created"); Grants
+// reads what the template grants a function; Compare lists the
+// differences.
+package iamcheck
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/aws-sdk-go-v2/service/scheduler"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/smithy-go/middleware"
+)
+
+// Grant is one IAM action on one resource: a call's need, or a template's
+// grant (then Resource may hold IAM wildcards).
+type Grant struct {
+	Action   string
+	Resource string
+}
+
+func (g Grant) String() string { return g.Action + " on " + g.Resource }
+
+// Names maps the names a test's calls use to the template's logical IDs:
+// the test's own table, queues, bucket and so on stand for the stack's.
+type Names struct {
+	Table  string
+	Bucket string
+	// Queues maps each queue's URL to its logical ID ("Queue",
+	// "DeadLetterQueue").
+	Queues map[string]string
+	// Function is the flow function's name, whose versions it invokes.
+	Function string
+	// ScheduleGroup and SchedulerRole are the scheduler's group name and
+	// role ARN, standing for the template's ScheduleGroup and
+	// SchedulerRole resources.
+	ScheduleGroup string
+	SchedulerRole string
+}
+
+// Recorder records the grants the calls made through a config need.
+type Recorder struct {
+	names Names
+	mu    sync.Mutex
+	needs map[Grant]int
+	errs  []error
+}
+
+// NewRecorder returns a Recorder for calls on the resources names names.
+func NewRecorder(names Names) *Recorder {
+	return &Recorder{names: names, needs: map[Grant]int{}}
+}
+
+// Register adds the recording middleware to a client's stack: append it to
+// an aws.Config's APIOptions before the clients are made from it. It sits
+// in the initialize step, where the call's input is still the typed
+// struct, and so records a call once however often it is retried.
+func (r *Recorder) Register(stack *middleware.Stack) error {
+	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("iamcheckRecorder",
+		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+			out, md, err := next.HandleInitialize(ctx, in)
+			r.record(in.Parameters, err)
+			return out, md, err
+		}), middleware.Before)
+}
+
+func (r *Recorder) record(params any, callErr error) {
+	needs, err := r.names.needs(params, callErr)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err != nil {
+		r.errs = append(r.errs, err)
+	}
+	for _, g := range needs {
+		r.needs[g]++
+	}
+}
+
+// Needs returns the grants the calls recorded so far need, sorted, or an
+// error naming each call the Recorder does not know the IAM actions of.
+func (r *Recorder) Needs() ([]Grant, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var gs []Grant
+	for g := range r.needs {
+		gs = append(gs, g)
+	}
+	slices.SortFunc(gs, compareGrants)
+	return gs, errors.Join(r.errs...)
+}
+
+func compareGrants(a, b Grant) int {
+	return strings.Compare(a.Action+" "+a.Resource, b.Action+" "+b.Resource)
+}
+
+// needs returns the IAM actions a call with input params needs, after the
+// list of each service's actions
+// (https://docs.aws.amazon.com/service-authorization/latest/reference/reference_policies_actions-resources-contextkeys.html).
+// A call that needs more than its own name says so: the items of a
+// DynamoDB transaction are authorised as the single-item calls they stand
+// for
+// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html),
+// an S3 copy reads its source and writes its target, tags written with an
+// object need s3:PutObjectTagging.
+func (n Names) needs(params any, callErr error) ([]Grant, error) {
+	switch in := params.(type) {
+	// DynamoDB
+	case *dynamodb.GetItemInput:
+		return n.onTable("GetItem", in.TableName), nil
+	case *dynamodb.PutItemInput:
+		return n.onTable("PutItem", in.TableName), nil
+	case *dynamodb.UpdateItemInput:
+		return n.onTable("UpdateItem", in.TableName), nil
+	case *dynamodb.DeleteItemInput:
+		return n.onTable("DeleteItem", in.TableName), nil
+	case *dynamodb.QueryInput:
+		return []Grant{{"dynamodb:Query", n.table(in.TableName, in.IndexName)}}, nil
+	case *dynamodb.BatchGetItemInput:
+		return onTables(n, "BatchGetItem", in.RequestItems), nil
+	case *dynamodb.BatchWriteItemInput:
+		return onTables(n, "BatchWriteItem", in.RequestItems), nil
+	case *dynamodb.TransactWriteItemsInput:
+		var gs []Grant
+		for _, it := range in.TransactItems {
+			gs = append(gs, n.transactItem(it)...)
+		}
+		return gs, nil
+	// SQS
+	case *sqs.SendMessageInput:
+		return n.onQueue("SendMessage", in.QueueUrl), nil
+	case *sqs.SendMessageBatchInput:
+		return n.onQueue("SendMessage", in.QueueUrl), nil
+	case *sqs.ReceiveMessageInput:
+		return n.onQueue("ReceiveMessage", in.QueueUrl), nil
+	case *sqs.DeleteMessageInput:
+		return n.onQueue("DeleteMessage", in.QueueUrl), nil
+	case *sqs.DeleteMessageBatchInput:
+		return n.onQueue("DeleteMessage", in.QueueUrl), nil
+	case *sqs.ChangeMessageVisibilityInput:
+		return n.onQueue("ChangeMessageVisibility", in.QueueUrl), nil
+	case *sqs.ChangeMessageVisibilityBatchInput:
+		return n.onQueue("ChangeMessageVisibility", in.QueueUrl), nil
+	case *sqs.GetQueueAttributesInput:
+		return n.onQueue("GetQueueAttributes", in.QueueUrl), nil
+	// S3
+	case *s3.GetObjectInput:
+		return n.read(in.Key, callErr), nil
+	case *s3.HeadObjectInput:
+		return n.read(in.Key, callErr), nil
+	case *s3.PutObjectInput:
+		return n.write("PutObject", in.Key, in.Tagging), nil
+	case *s3.CreateMultipartUploadInput:
+		return n.write("PutObject", in.Key, in.Tagging), nil
+	case *s3.UploadPartInput:
+		return n.write("PutObject", in.Key, nil), nil
+	case *s3.CompleteMultipartUploadInput:
+		return n.write("PutObject", in.Key, nil), nil
+	case *s3.AbortMultipartUploadInput:
+		return n.write("AbortMultipartUpload", in.Key, nil), nil
+	case *s3.DeleteObjectInput:
+		return n.write("DeleteObject", in.Key, nil), nil
+	case *s3.CopyObjectInput:
+		var tagging *string
+		if in.TaggingDirective == s3types.TaggingDirectiveReplace {
+			tagging = in.Tagging
+		}
+		return append(n.copySource(in.CopySource), n.write("PutObject", in.Key, tagging)...), nil
+	// Lambda
+	case *lambda.InvokeInput:
+		return []Grant{{"lambda:InvokeFunction", n.function(in.FunctionName, in.Qualifier)}}, nil
+	// EventBridge Scheduler: a schedule made with a role passes it.
+	case *scheduler.CreateScheduleInput:
+		gs := []Grant{{"scheduler:CreateSchedule", n.schedule(in.GroupName, in.Name)}}
+		if in.Target != nil && in.Target.RoleArn != nil {
+			gs = append(gs, Grant{"iam:PassRole", n.role(*in.Target.RoleArn)})
+		}
+		return gs, nil
+	}
+	return nil, fmt.Errorf("iamcheck: no IAM actions known for a call with %T: add them to Names.needs", params)
+}
+
+func (n Names) onTable(op string, table *string) []Grant {
+	return []Grant{{"dynamodb:" + op, n.table(table, nil)}}
+}
+
+func onTables[V any](n Names, op string, items map[string]V) []Grant {
+	var gs []Grant
+	for table := range items {
+		gs = append(gs, Grant{"dynamodb:" + op, n.table(&table, nil)})
+	}
+	return gs
+}
+
+func (n Names) transactItem(it ddbtypes.TransactWriteItem) []Grant {
+	switch {
+	case it.Put != nil:
+		return n.onTable("PutItem", it.Put.TableName)
+	case it.Update != nil:
+		return n.onTable("UpdateItem", it.Update.TableName)
+	case it.Delete != nil:
+		return n.onTable("DeleteItem", it.Delete.TableName)
+	case it.ConditionCheck != nil:
+		return n.onTable("ConditionCheckItem", it.ConditionCheck.TableName)
+	}
+	return nil
+}
+
+func (n Names) onQueue(op string, url *string) []Grant {
+	id, ok := n.Queues[deref(url)]
+	if !ok {
+		return []Grant{{"sqs:" + op, "queue " + deref(url) + " of no stack"}}
+	}
+	return []Grant{{"sqs:" + op, "${" + id + ".Arn}"}}
+}
+
+// read is what reading an object needs. A read of a missing object answers
+// 404 only to a caller that may list the bucket, 403 to others
+// (https://docs.aws.amazon.com/AmazonS3/latest/API/API_GetObject.html): a
+// call that got the 404 needed s3:ListBucket too.
+func (n Names) read(key *string, callErr error) []Grant {
+	gs := n.write("GetObject", key, nil)
+	var missing *s3types.NoSuchKey
+	var notFound *s3types.NotFound
+	if errors.As(callErr, &missing) || errors.As(callErr, &notFound) {
+		gs = append(gs, Grant{"s3:ListBucket", "${Bucket.Arn}"})
+	}
+	return gs
+}
+
+// write is an action on an object; tagging, if set, is written with it.
+func (n Names) write(op string, key, tagging *string) []Grant {
+	gs := []Grant{{"s3:" + op, "${Bucket.Arn}/" + deref(key)}}
+	if tagging != nil {
+		gs = append(gs, Grant{"s3:PutObjectTagging", "${Bucket.Arn}/" + deref(key)})
+	}
+	return gs
+}
+
+// copySource is the read of a copy's source, "bucket/key".
+func (n Names) copySource(src *string) []Grant {
+	bucket, key, _ := strings.Cut(deref(src), "/")
+	if bucket != n.Bucket {
+		return []Grant{{"s3:GetObject", "object " + deref(src) + " of no stack"}}
+	}
+	return n.write("GetObject", &key, nil)
+}
+
+func (n Names) table(name, index *string) string {
+	if deref(name) != n.Table {
+		return "table " + deref(name) + " of no stack"
+	}
+	if index != nil {
+		return "${Table.Arn}/index/" + *index
+	}
+	return "${Table.Arn}"
+}
+
+func (n Names) function(name, qualifier *string) string {
+	if deref(name) != n.Function {
+		return "function " + deref(name) + " of no stack"
+	}
+	if qualifier == nil {
+		return "${FlowFunction.Arn}"
+	}
+	return "${FlowFunction.Arn}:" + *qualifier
+}
+
+func (n Names) schedule(group, name *string) string {
+	if deref(group) != n.ScheduleGroup {
+		return "schedule group " + deref(group) + " of no stack"
+	}
+	return "arn:${AWS::Partition}:scheduler:${AWS::Region}:${AWS::AccountId}:schedule/${ScheduleGroup}/" + deref(name)
+}
+
+func (n Names) role(arn string) string {
+	if arn != n.SchedulerRole {
+		return "role " + arn + " of no stack"
+	}
+	return "${SchedulerRole.Arn}"
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

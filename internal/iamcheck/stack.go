@@ -1,0 +1,67 @@
+package iamcheck
+
+import (
+	"context"
+	"crypto/rand"
+	"strings"
+	"testing"
+	"time"
+
+	sdkaws "github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/lambdaworkflow/workflow/internal/emulator"
+	"github.com/lambdaworkflow/workflow/world/aws"
+)
+
+// Stack is a World's table, queue and bucket of one test's own on the
+// emulator, standing for the template's Table, Queue and Bucket.
+type Stack struct {
+	Options aws.Options
+	// Config is the emulator's SDK config, recording nothing: for the
+	// parts of a test that are not the function under test.
+	Config sdkaws.Config
+}
+
+// NewStack bootstraps the resources and deletes them when the test ends;
+// without the emulator it skips the test (fails it in CI).
+func NewStack(t *testing.T) *Stack {
+	t.Helper()
+	cfg := emulator.Require(t, 2*time.Second)
+	name := "wf-iam-" + strings.ToLower(rand.Text())
+	opts, err := aws.Bootstrap(t.Context(), cfg, aws.Names{Table: name, Queue: name, Bucket: name})
+	if err != nil {
+		t.Fatalf("Bootstrap: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := aws.Teardown(ctx, cfg, opts); err != nil {
+			t.Logf("teardown: %v", err)
+		}
+	})
+	return &Stack{Options: opts, Config: cfg}
+}
+
+// Names maps the stack's resources to the template's logical IDs.
+func (s *Stack) Names() Names {
+	return Names{Table: s.Options.Table, Bucket: s.Options.Bucket, Queues: map[string]string{s.Options.QueueURL: "Queue"}}
+}
+
+// Recorded returns the stack's config with r recording every call of the
+// clients made from it.
+func (s *Stack) Recorded(r *Recorder) sdkaws.Config {
+	cfg := s.Config.Copy()
+	cfg.APIOptions = append(cfg.APIOptions, r.Register)
+	return cfg
+}
+
+// World returns a World on the stack's resources whose clients are made
+// from cfg.
+func (s *Stack) World(t *testing.T, cfg sdkaws.Config) *aws.World {
+	t.Helper()
+	w, err := aws.New(cfg, s.Options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}

@@ -1,0 +1,271 @@
+package iamcheck
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Template is a SAM template's resources, as parsed YAML.
+type Template struct {
+	resources map[string]*yaml.Node
+}
+
+// ReadTemplate parses the template at path.
+func ReadTemplate(path string) (*Template, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	t, err := ParseTemplate(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil
+}
+
+// ParseTemplate parses a template.
+func ParseTemplate(b []byte) (*Template, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, err
+	}
+	if len(doc.Content) == 0 {
+		return nil, errors.New("an empty template")
+	}
+	res := get(doc.Content[0], "Resources")
+	if res == nil || res.Kind != yaml.MappingNode {
+		return nil, errors.New("a template without Resources")
+	}
+	t := &Template{resources: map[string]*yaml.Node{}}
+	for i := 0; i+1 < len(res.Content); i += 2 {
+		t.resources[res.Content[i].Value] = res.Content[i+1]
+	}
+	return t, nil
+}
+
+// Grants returns what the template allows function's role: the statements
+// of its Policies (inline, or managed policies of the template it names)
+// and of the template's policies attached to its role. It refuses what it
+// cannot judge (a SAM policy template, an AWS managed policy, a role of the
+// function's own), a wildcard action, and a resource that is not one of
+// the stack's own.
+func (t *Template) Grants(function string) ([]Grant, error) {
+	fn, ok := t.resources[function]
+	if !ok {
+		return nil, fmt.Errorf("no resource %s", function)
+	}
+	props := get(fn, "Properties")
+	if get(props, "Role") != nil {
+		return nil, fmt.Errorf("%s names a role of its own; iamcheck reads only SAM's generated one", function)
+	}
+	var statements []*yaml.Node
+	var errs []error
+	if policies := get(props, "Policies"); policies != nil {
+		for _, p := range policies.Content {
+			s, err := t.policyStatements(p)
+			statements = append(statements, s...)
+			errs = append(errs, err)
+		}
+	}
+	for _, id := range t.attachedPolicies(function + "Role") {
+		s, err := documentStatements(get(get(t.resources[id], "Properties"), "PolicyDocument"))
+		statements = append(statements, s...)
+		errs = append(errs, err)
+	}
+	var grants []Grant
+	for _, s := range statements {
+		g, err := t.statementGrants(s)
+		grants = append(grants, g...)
+		errs = append(errs, err)
+	}
+	slices.SortFunc(grants, compareGrants)
+	return slices.Compact(grants), errors.Join(errs...)
+}
+
+// EventSourceNeeds returns what the event source mappings feeding function
+// need of its role: Lambda polls an SQS queue with the function's
+// permissions
+// (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html#events-sqs-permissions).
+func (t *Template) EventSourceNeeds(function string) ([]Grant, error) {
+	var needs []Grant
+	for id, r := range t.resources {
+		if scalar(get(r, "Type")) != "AWS::Lambda::EventSourceMapping" {
+			continue
+		}
+		props := get(r, "Properties")
+		target, err := render(get(props, "FunctionName"))
+		if err != nil {
+			return nil, fmt.Errorf("%s: FunctionName: %w", id, err)
+		}
+		if target != "${"+function+"}" && target != "${"+function+".Alias}" && target != "${"+function+".Arn}" {
+			continue
+		}
+		queue, err := render(get(props, "EventSourceArn"))
+		if err != nil {
+			return nil, fmt.Errorf("%s: EventSourceArn: %w", id, err)
+		}
+		for _, a := range []string{"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"} {
+			needs = append(needs, Grant{a, queue})
+		}
+	}
+	return needs, nil
+}
+
+// policyStatements returns the statements of one entry of a function's
+// Policies.
+func (t *Template) policyStatements(p *yaml.Node) ([]*yaml.Node, error) {
+	switch {
+	case p.Tag == "!Ref":
+		r, ok := t.resources[p.Value]
+		if !ok || scalar(get(r, "Type")) != "AWS::IAM::ManagedPolicy" {
+			return nil, fmt.Errorf("policy !Ref %s is not a managed policy of the template", p.Value)
+		}
+		return documentStatements(get(get(r, "Properties"), "PolicyDocument"))
+	case p.Tag == "!If" && p.Kind == yaml.SequenceNode && len(p.Content) == 3:
+		// Granted in some configuration: both branches count.
+		var all []*yaml.Node
+		var errs []error
+		for _, branch := range p.Content[1:] {
+			if branch.Tag == "!Ref" && branch.Value == "AWS::NoValue" {
+				continue
+			}
+			s, err := t.policyStatements(branch)
+			all = append(all, s...)
+			errs = append(errs, err)
+		}
+		return all, errors.Join(errs...)
+	case p.Kind == yaml.MappingNode && get(p, "Statement") != nil:
+		return documentStatements(p)
+	}
+	return nil, fmt.Errorf("line %d: a policy iamcheck cannot read (a SAM policy template or an AWS managed policy?)", p.Line)
+}
+
+// attachedPolicies returns the template's policies whose Roles name role.
+func (t *Template) attachedPolicies(role string) []string {
+	var ids []string
+	for id, r := range t.resources {
+		if typ := scalar(get(r, "Type")); typ != "AWS::IAM::Policy" && typ != "AWS::IAM::ManagedPolicy" {
+			continue
+		}
+		roles := get(get(r, "Properties"), "Roles")
+		if roles != nil && slices.ContainsFunc(roles.Content, func(n *yaml.Node) bool { return n.Tag == "!Ref" && n.Value == role }) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+func documentStatements(doc *yaml.Node) ([]*yaml.Node, error) {
+	s := get(doc, "Statement")
+	if s == nil {
+		return nil, errors.New("a policy document without a Statement")
+	}
+	if s.Kind == yaml.MappingNode {
+		return []*yaml.Node{s}, nil
+	}
+	return s.Content, nil
+}
+
+// statementGrants returns each action of an Allow statement on each of its
+// resources. A Condition only narrows a grant, so it is not read.
+func (t *Template) statementGrants(s *yaml.Node) ([]Grant, error) {
+	if effect := get(s, "Effect"); effect == nil || effect.Value != "Allow" {
+		return nil, fmt.Errorf("line %d: only Allow statements are read", s.Line)
+	}
+	if get(s, "NotAction") != nil || get(s, "NotResource") != nil {
+		return nil, fmt.Errorf("line %d: NotAction and NotResource grant more than they name", s.Line)
+	}
+	var errs []error
+	var resources []string
+	for _, r := range list(get(s, "Resource")) {
+		res, err := render(r)
+		if err == nil && !t.ownResource(res) {
+			err = fmt.Errorf("line %d: resource %q is not one of the stack's own", r.Line, res)
+		}
+		errs = append(errs, err)
+		resources = append(resources, res)
+	}
+	var grants []Grant
+	for _, a := range list(get(s, "Action")) {
+		if strings.ContainsAny(a.Value, "*?") {
+			errs = append(errs, fmt.Errorf("line %d: wildcard action %s", a.Line, a.Value))
+		}
+		for _, r := range resources {
+			grants = append(grants, Grant{a.Value, r})
+		}
+	}
+	return grants, errors.Join(errs...)
+}
+
+// refs matches the ${Name} or ${Name.Attribute} references of a !Sub.
+var refs = regexp.MustCompile(`\$\{([A-Za-z0-9]+)[.}]`)
+
+// ownResource reports whether a resource pattern is rooted in a resource
+// the template defines: "${Table.Arn}/index/*", not "*" nor another
+// account's ARN.
+func (t *Template) ownResource(pattern string) bool {
+	if !strings.HasPrefix(pattern, "${") && !strings.HasPrefix(pattern, "arn:${AWS::Partition}:") {
+		return false
+	}
+	for _, m := range refs.FindAllStringSubmatch(pattern, -1) {
+		if _, ok := t.resources[m[1]]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// render writes a resource's ARN expression the way a !Sub would.
+func render(n *yaml.Node) (string, error) {
+	switch {
+	case n == nil:
+		return "", errors.New("missing")
+	case n.Tag == "!GetAtt" && n.Kind == yaml.ScalarNode:
+		return "${" + n.Value + "}", nil
+	case n.Tag == "!GetAtt" && n.Kind == yaml.SequenceNode && len(n.Content) == 2:
+		return "${" + n.Content[0].Value + "." + n.Content[1].Value + "}", nil
+	case n.Tag == "!Ref":
+		return "${" + n.Value + "}", nil
+	case (n.Tag == "!Sub" || n.Tag == "!!str") && n.Kind == yaml.ScalarNode:
+		return n.Value, nil
+	}
+	return "", fmt.Errorf("line %d: an expression iamcheck cannot read", n.Line)
+}
+
+// get returns the value of key in a mapping node, or nil.
+func get(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// list is a node that may be one value or a sequence of them.
+func list(n *yaml.Node) []*yaml.Node {
+	switch {
+	case n == nil:
+		return nil
+	case n.Kind == yaml.SequenceNode && n.Tag != "!GetAtt":
+		return n.Content
+	}
+	return []*yaml.Node{n}
+}
+
+// scalar is a node's value, "" for none.
+func scalar(n *yaml.Node) string {
+	if n == nil {
+		return ""
+	}
+	return n.Value
+}
