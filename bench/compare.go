@@ -24,7 +24,7 @@ var compared = []struct{ key, stat string }{
 // ratioTargets are the goals for a World against the peers: at most
 // Max × the peer's value on every compared metric. The default embedded
 // World is to be ahead of every peer; the full-sync one, which fsyncs
-// every commit, within 1.5× of DBOS, which does not.
+// before it acknowledges a write, within 1.5× of DBOS, which does not.
 var ratioTargets = []struct {
 	world, peer string // peer "" is every peer
 	max         float64

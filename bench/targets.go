@@ -26,8 +26,9 @@ type TargetResult struct {
 	Pass  bool    `json:"pass"`
 }
 
-// Targets are the goals for the embedded World with durable
-// commits (local-fullsync); the suite evaluates them on every World.
+// Targets are the goals for the embedded World whose acknowledged
+// writes survive a power cut (local-fullsync); the suite evaluates them
+// on every World.
 var Targets = []Target{
 	{Metric: "ttfs", Stat: "p75", Max: 1, What: "TTFS ≤ 1 ms"},
 	{Metric: "stso", Stat: "p75", Max: 0.3, What: "STSO ≤ 0.3 ms"},

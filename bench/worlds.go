@@ -38,7 +38,7 @@ func Worlds() []Subject {
 		{Name: "local", Description: "world/local: SQLite, WAL, synchronous=NORMAL (default: survives kill -9, not power loss)", Open: openSDK(func(context.Context) (world.World, func(), error) {
 			return openLocal(false)
 		})},
-		{Name: "local-fullsync", Description: "world/local with WithFullSync: SQLite, WAL, synchronous=FULL (fsync every commit: durable commits)", Open: openSDK(func(context.Context) (world.World, func(), error) {
+		{Name: "local-fullsync", Description: "world/local with WithFullSync: SQLite, WAL, fsync before each acknowledgement (what it acknowledges survives power loss)", Open: openSDK(func(context.Context) (world.World, func(), error) {
 			return openLocal(true)
 		})},
 		{Name: "aws", Description: "world/aws: DynamoDB + SQS + S3 on the MiniStack emulator at " + emulator.Endpoint, Open: openSDK(openAWS)},

@@ -20,10 +20,11 @@ const checkpointEvery = 100
 // PASSIVE checkpoint on a connection of its own: PASSIVE waits for no lock,
 // so neither the writer nor the readers ever wait for it.
 //
-// Durability is unchanged: a commit is in the WAL, synced or not as the
-// World's synchronous setting says, before the checkpoint copies it, and
-// the checkpoint syncs the WAL before it copies and the database file
-// after, as the automatic one does.
+// Durability is unchanged: a commit is in the WAL before the checkpoint
+// copies it, and the checkpoint syncs the WAL before it copies and the
+// database file after, as the automatic one does. SQLite starts the WAL
+// over only after a checkpoint that copied every frame, so a frame still
+// needed after a power cut is never overwritten.
 type checkpointer struct {
 	db      *sql.DB
 	commits int           // since the last poke; guarded by World.wmu

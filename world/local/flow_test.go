@@ -9,14 +9,12 @@ import (
 )
 
 // TestFlows runs the end-to-end hook, reply, webhook and stream scenarios
-// with a real worker on the embedded World, one directory per scenario.
+// with a real worker on the embedded World, one directory per scenario,
+// with default settings and with full sync.
 func TestFlows(t *testing.T) {
-	flowtest.Run(t, func(t *testing.T) world.World {
-		w, err := local.Open(t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { w.Close() })
-		return w
-	})
+	for name, opts := range map[string][]local.Option{"default": nil, "full sync": {local.WithFullSync()}} {
+		t.Run(name, func(t *testing.T) {
+			flowtest.Run(t, func(t *testing.T) world.World { return open(t, t.TempDir(), opts...) })
+		})
+	}
 }

@@ -11,10 +11,10 @@
 // to the WAL file before the call returns, so it survives kill -9 of the
 // process; a power cut or kernel crash can lose the last commits since a
 // checkpoint, never corrupt the database. Checkpoints run in the
-// background (checkpoint.go), never inside a commit. Syncing every commit
-// (synchronous=FULL) costs one fsync, about 0.4 ms on a small VM disk,
-// which is more than a workflow step's whole write budget; WithFullSync
-// buys power-loss durability at that price.
+// background (checkpoint.go), never inside a commit. WithFullSync makes
+// every write that a call acknowledges survive a power cut too, fsyncing
+// the WAL only when a call acknowledges something (durable.go) rather than
+// at every commit.
 //
 // All writes go through one connection, serialised by a mutex, with
 // prepared statements and one short IMMEDIATE transaction per call; reads
@@ -66,11 +66,18 @@ type config struct {
 // the clock should also call again whatever waits on it.
 func WithClock(c Clock) Option { return func(cfg *config) { cfg.clock = c } }
 
-// WithFullSync fsyncs every commit (synchronous=FULL), so that it survives
-// a power cut too, at the price of one fsync per write. The queue's
-// receives and acks are the exception: a power cut may lose one, which
-// only delivers its message again (at-least-once), so they are not synced
-// on their own; the next synced commit syncs them with it.
+// WithFullSync makes what the World acknowledges survive a power cut or a
+// kernel crash, not only kill -9. Commits are still written to the WAL
+// without an fsync; the WAL is fsynced, one fsync shared by the callers
+// waiting at that moment, before a call returns that acknowledges a write
+// to someone outside a run: CreateRun and StartRun, an append made without
+// a lease (a hook resume, a cancellation, a child reporting to its
+// parent), Enqueue. A run's end and a stream's chunks, written by the
+// run itself, are fsynced before a read returns them (GetRun, ListRuns,
+// Events, ReadStream). What a run writes for itself (its steps' events,
+// leases, hooks, the queue's receipts and acks) is not fsynced on its own:
+// the WAL keeps a prefix of the commits after a power cut, so the run
+// resumes from an earlier point of its log, as after kill -9 in a step.
 func WithFullSync() Option { return func(cfg *config) { cfg.fullSync = true } }
 
 // WithExisting opens only a World that is already there: a directory
@@ -87,12 +94,12 @@ type World struct {
 	lifeMu    sync.Mutex // orders starting the sweeper against Close's Wait
 	id        string     // this Open of the directory, recorded with the leases it grants
 
-	wmu      sync.Mutex // serialises the writer connection and its statements
-	wconn    *sql.Conn
-	wdb      *sql.DB
-	ws       writeStmts
-	fullSync bool
-	ckpt     *checkpointer
+	wmu   sync.Mutex // serialises the writer connection and its statements
+	wconn *sql.Conn
+	wdb   *sql.DB
+	ws    writeStmts
+	dur   *durability
+	ckpt  *checkpointer
 
 	rdb *sql.DB
 	rs  readStmts
@@ -133,8 +140,8 @@ func Open(dir string, opts ...Option) (*World, error) {
 		return nil, fmt.Errorf("local: %w", err)
 	}
 	w := &World{clock: cfg.clock, retention: world.RetentionOrDefault(cfg.retention), id: rand.Text(),
-		closed: make(chan struct{}), dir: dir, fullSync: cfg.fullSync}
-	if err := w.open(path, cfg.fullSync); err != nil {
+		closed: make(chan struct{}), dir: dir, dur: newDurability(path, cfg.fullSync)}
+	if err := w.open(path); err != nil {
 		w.closeDBs()
 		return nil, fmt.Errorf("local: open %s: %w", path, err)
 	}
@@ -143,17 +150,14 @@ func Open(dir string, opts ...Option) (*World, error) {
 	return w, nil
 }
 
-func (w *World) open(path string, fullSync bool) error {
-	syncMode := "NORMAL"
-	if fullSync {
-		syncMode = "FULL"
-	}
+func (w *World) open(path string) error {
 	var err error
 	// One connection: SQLite has a single writer anyway, and keeping it
 	// lets the statements stay prepared.
 	// The writer never checkpoints: the checkpointer does, in the
-	// background.
-	if w.wdb, err = sql.Open("sqlite", dsn(path, "synchronous("+syncMode+")", "wal_autocheckpoint(0)")); err != nil {
+	// background. It never fsyncs a commit either: with WithFullSync the
+	// durability barrier does, when a call acknowledges one.
+	if w.wdb, err = sql.Open("sqlite", dsn(path, "synchronous(NORMAL)", "wal_autocheckpoint(0)")); err != nil {
 		return err
 	}
 	w.wdb.SetMaxOpenConns(1)
@@ -206,7 +210,9 @@ func (w *World) Close() error {
 		w.sweeping.Wait()
 		w.wmu.Lock()
 		defer w.wmu.Unlock()
-		err = w.closeDBs()
+		// Synced before the last connection closes, which checkpoints
+		// the WAL and deletes it.
+		err = errors.Join(w.dur.close(), w.closeDBs())
 		if w.queueLock != nil {
 			w.queueLock.Close()
 		}
@@ -241,30 +247,12 @@ func (w *World) write(f func(s *writeStmts) error) error {
 	return w.transact(f)
 }
 
-// writeUnsynced is write for transactions a power cut may lose without
-// harm, so that WithFullSync does not fsync them: the queue's bookkeeping
-// of deliveries (a lost receive or ack only means the message is
-// delivered again, which at-least-once delivery allows). The next synced
-// commit syncs them too, since the WAL is one file written in order.
-func (w *World) writeUnsynced(f func(s *writeStmts) error) error {
-	w.wmu.Lock()
-	defer w.wmu.Unlock()
-	if !w.fullSync {
-		return w.transact(f)
-	}
-	// Not prepared statements: SQLite applies a PRAGMA's setting when it
-	// compiles the statement, so a prepared one would set it once, at
-	// Open, and do nothing when run.
-	ctx := context.Background()
-	if _, err := w.wconn.ExecContext(ctx, "PRAGMA synchronous = NORMAL"); err != nil {
-		return err
-	}
-	err := w.transact(f)
-	if _, serr := w.wconn.ExecContext(ctx, "PRAGMA synchronous = FULL"); serr != nil {
-		// The connection would go on committing unsynced: unusable.
-		return errors.Join(err, serr)
-	}
-	return err
+// writeAcked is write for a call that acknowledges what it wrote, or
+// what it found, to a caller outside the run: with WithFullSync it returns
+// once every commit so far is on disk, also when f failed (its error may
+// tell of another caller's commit: the run exists, the slot is taken).
+func (w *World) writeAcked(f func(s *writeStmts) error) error {
+	return errors.Join(w.write(f), w.dur.syncAll())
 }
 
 // transact runs f in a transaction; the caller holds wmu.
@@ -280,6 +268,7 @@ func (w *World) transact(f func(s *writeStmts) error) error {
 		_, rbErr := w.ws.rollback.Exec()
 		return errors.Join(err, rbErr)
 	}
+	w.dur.committed.Add(1)
 	w.ckpt.committed()
 	return nil
 }

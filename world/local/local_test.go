@@ -13,6 +13,10 @@ func TestConformance(t *testing.T) {
 	worldtest.Run(t, func(t *testing.T) world.World { return open(t, t.TempDir()) })
 }
 
+func TestConformanceFullSync(t *testing.T) {
+	worldtest.Run(t, func(t *testing.T) world.World { return open(t, t.TempDir(), local.WithFullSync()) })
+}
+
 // open opens a World in dir that the test closes when it ends.
 func open(t testing.TB, dir string, opts ...local.Option) *local.World {
 	t.Helper()

@@ -41,6 +41,7 @@ func (w *World) claimQueue() error {
 			return w.releaseDeadLeases(s)
 		})
 		if w.queueErr == nil {
+			w.dur.serving.Store(true)
 			w.startSweeping()
 		}
 	})

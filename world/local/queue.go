@@ -12,10 +12,14 @@ import (
 )
 
 // Enqueue implements world.Queue. A message is visible from its DeliverAt,
-// or from now, so that messages due at once are received in order.
+// or from now, so that messages due at once are received in order. It is
+// an acknowledging call (WithFullSync): the message wakes a run for a
+// caller, such as a hook's resume, that is told the run will act on it.
+// Receive, Ack and Release are not: a receipt or an ack lost to a power cut
+// only delivers the message again, which at-least-once delivery allows.
 func (w *World) Enqueue(_ context.Context, msg world.Message) error {
 	var added bool
-	err := w.write(func(s *writeStmts) (err error) {
+	err := w.writeAcked(func(s *writeStmts) (err error) {
 		added, err = w.enqueueIn(s, msg)
 		return err
 	})
@@ -56,7 +60,7 @@ func (w *World) Receive(ctx context.Context, visibility time.Duration) (world.De
 			got  bool
 			next sql.NullInt64
 		)
-		err := w.writeUnsynced(func(s *writeStmts) error {
+		err := w.write(func(s *writeStmts) error {
 			now := w.clock.Now()
 			var err error
 			d, err = scanDelivery(s.take.QueryRow(now.Add(visibility).UnixNano(), now.UnixNano()))
@@ -97,7 +101,7 @@ func (w *World) Release(_ context.Context, d world.Delivery) error {
 		return fmt.Errorf("release: %w", err)
 	}
 	var released bool
-	if err := w.writeUnsynced(func(s *writeStmts) error {
+	if err := w.write(func(s *writeStmts) error {
 		res, err := s.release.Exec(w.clock.Now().UnixNano(), id, d.Attempt)
 		if err != nil {
 			return err
@@ -130,7 +134,7 @@ func (w *World) Ack(_ context.Context, d world.Delivery) error {
 	if err != nil {
 		return fmt.Errorf("ack: %w", err)
 	}
-	if err := w.writeUnsynced(func(s *writeStmts) error {
+	if err := w.write(func(s *writeStmts) error {
 		_, err := s.ack.Exec(id)
 		return err
 	}); err != nil {

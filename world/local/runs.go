@@ -27,7 +27,8 @@ func (w *World) StartRun(_ context.Context, run world.Run, first []world.Event, 
 }
 
 // createRun stores a run with its first events and, if msg is set and the
-// run is new or unfinished, queues msg, in one transaction.
+// run is new or unfinished, queues msg, in one transaction, acknowledged
+// (WithFullSync): the caller hands the run's ID on.
 func (w *World) createRun(run world.Run, first []world.Event, msg *world.Message) (world.Run, error) {
 	attrs, err := attrsArg(run.Attributes)
 	if err != nil {
@@ -37,7 +38,7 @@ func (w *World) createRun(run world.Run, first []world.Event, msg *world.Message
 		existing       world.Run
 		exists, queued bool
 	)
-	err = w.write(func(s *writeStmts) error {
+	err = w.writeAcked(func(s *writeStmts) error {
 		res, err := s.insertRun.Exec(run.ID, run.Workflow, string(run.Status), blobArg(run.Input), blobArg(run.Output),
 			blobArg(run.Error), attrs, timeArg(run.CreatedAt), timeArg(run.UpdatedAt),
 			boolArg(run.Status.Terminal()), len(first)+1)
@@ -94,6 +95,9 @@ func (w *World) GetRun(ctx context.Context, id string) (world.Run, error) {
 	r, err := scanRun(w.rs.run.QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return world.Run{}, fmt.Errorf("run %s: %w", id, world.ErrRunNotFound)
+	}
+	if err == nil && r.Status.Terminal() {
+		err = w.dur.awaitFence(runTopic(id))
 	}
 	if err != nil {
 		return world.Run{}, fmt.Errorf("run %s: %w", id, err)
@@ -184,6 +188,14 @@ func (w *World) ListRuns(ctx context.Context, f world.RunFilter) (world.RunPage,
 	if err := rows.Err(); err != nil {
 		return world.RunPage{}, fmt.Errorf("list runs: %w", err)
 	}
+	for _, r := range page.Runs {
+		if !r.Status.Terminal() {
+			continue
+		}
+		if err := w.dur.awaitFence(runTopic(r.ID)); err != nil {
+			return world.RunPage{}, fmt.Errorf("list runs: %w", err)
+		}
+	}
 	return page, nil
 }
 
@@ -200,7 +212,11 @@ func (w *World) AppendLeased(_ context.Context, owner, runID string, from int64,
 	return w.appendEvents(owner, runID, from, events, update)
 }
 
-// appendEvents appends, under owner's lease unless owner is empty.
+// appendEvents appends, under owner's lease unless owner is empty. An
+// append without a lease comes from outside the run (a hook resume, a
+// cancellation, a child's result) and is acknowledged (WithFullSync); one
+// under the lease is the run's own, and only the run's end is fenced, for
+// the readers that hand it on.
 func (w *World) appendEvents(owner, runID string, from int64, events []world.Event, update *world.RunUpdate) ([]world.Event, error) {
 	var u world.RunUpdate
 	if update != nil {
@@ -218,7 +234,14 @@ func (w *World) appendEvents(owner, runID string, from int64, events []world.Eve
 		updatedAt = timeArg(w.clock.Now())
 	}
 	var missed []world.Event
-	err = w.write(func(s *writeStmts) error {
+	write := w.write
+	if owner == "" {
+		write = w.writeAcked
+	}
+	err = write(func(s *writeStmts) error {
+		if u.Status.Terminal() {
+			w.dur.fenceNext(runTopic(runID))
+		}
 		var res sql.Result
 		if update == nil {
 			res, err = s.advanceSlot.Exec(runID, from, from+int64(len(events)), nullIfEmpty(owner))
@@ -285,6 +308,9 @@ func (w *World) Events(ctx context.Context, runID string, after int64) ([]world.
 		return nil, fmt.Errorf("events of run %s: %w", runID, err)
 	}
 	evs, err := scanEvents(rows, runID)
+	if err == nil && len(evs) > 0 {
+		err = w.dur.awaitFence(runTopic(runID)) // the log may end with the run's end
+	}
 	if err == nil && len(evs) == 0 {
 		// No events: tell an empty log from a missing run.
 		var one int

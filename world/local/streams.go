@@ -9,9 +9,12 @@ import (
 	"github.com/lambdaworkflow/workflow/world"
 )
 
-// WriteStream implements world.Streams.
+// WriteStream implements world.Streams. With WithFullSync the chunks are
+// fenced, not synced: a run's steps write them, and ReadStream syncs before
+// it hands them to a reader.
 func (w *World) WriteStream(_ context.Context, name string, chunks [][]byte) error {
 	err := w.write(func(s *writeStmts) error {
+		w.dur.fenceNext(streamTopic(name))
 		length, closed, err := streamState(s.streamState.QueryRow(name))
 		if err != nil {
 			return err
@@ -37,6 +40,7 @@ func (w *World) WriteStream(_ context.Context, name string, chunks [][]byte) err
 // CloseStream implements world.Streams.
 func (w *World) CloseStream(_ context.Context, name string) error {
 	if err := w.write(func(s *writeStmts) error {
+		w.dur.fenceNext(streamTopic(name))
 		_, err := s.closeStream.Exec(name, w.clock.Now().UnixNano())
 		return err
 	}); err != nil {
@@ -70,6 +74,11 @@ func (w *World) ReadStream(ctx context.Context, name string, from int64) ([][]by
 	}
 	if err := rows.Err(); err != nil {
 		return nil, false, fmt.Errorf("read stream %s: %w", name, err)
+	}
+	if len(chunks) > 0 || closed {
+		if err := w.dur.awaitFence(streamTopic(name)); err != nil {
+			return nil, false, fmt.Errorf("read stream %s: %w", name, err)
+		}
 	}
 	return chunks, closed, nil
 }

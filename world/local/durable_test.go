@@ -1,0 +1,209 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lambdaworkflow/workflow/world"
+)
+
+// countSyncs counts the WAL fsyncs w makes from now on. Call it before w
+// is used from another goroutine.
+func countSyncs(w *World) *atomic.Int64 {
+	var n atomic.Int64
+	next := w.dur.fsync
+	w.dur.fsync = func(f *os.File) error {
+		n.Add(1)
+		return next(f)
+	}
+	return &n
+}
+
+// syncStep is one call of TestWhichCallsSync and the fsyncs a full-sync
+// World makes for it.
+type syncStep struct {
+	call  string
+	syncs int64
+	do    func(ctx context.Context, w *World) error
+}
+
+// TestWhichCallsSync makes each kind of call in turn and counts the
+// fsyncs: a full-sync World fsyncs once for each call that acknowledges a
+// write, and for each read that returns a run's end or a stream's chunks
+// not yet synced; nothing else fsyncs, and the default World never does.
+func TestWhichCallsSync(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		opts []Option
+		full bool
+	}{{"default", nil, false}, {"full sync", []Option{WithFullSync()}, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			w, err := Open(t.TempDir(), c.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			syncs := countSyncs(w)
+			ctx := t.Context()
+			for _, s := range syncSteps() {
+				before := syncs.Load()
+				if err := s.do(ctx, w); err != nil {
+					t.Fatalf("%s: %v", s.call, err)
+				}
+				want := s.syncs
+				if !c.full {
+					want = 0
+				}
+				if got := syncs.Load() - before; got != want {
+					t.Errorf("%s: %d fsyncs, want %d", s.call, got, want)
+				}
+			}
+		})
+	}
+}
+
+func syncSteps() []syncStep {
+	at := time.Now()
+	lease := world.Lease{Owner: "inv", Until: at.Add(time.Minute)}
+	step := []world.Event{{Type: world.StepCreated, CorrelationID: "s1"}}
+	var d world.Delivery
+	return []syncStep{
+		{"StartRun", 1, func(ctx context.Context, w *World) error {
+			_, err := w.StartRun(ctx, world.Run{ID: "r1", Workflow: "wf", Status: world.StatusPending}, nil, world.Message{RunID: "r1"})
+			return err
+		}},
+		{"CreateRun", 1, func(ctx context.Context, w *World) error {
+			_, err := w.CreateRun(ctx, world.Run{ID: "r2", Workflow: "wf", Status: world.StatusRunning}, nil)
+			return err
+		}},
+		{"Receive", 0, func(ctx context.Context, w *World) (err error) {
+			d, err = w.Receive(ctx, time.Minute)
+			return err
+		}},
+		{"AcquireLease", 0, func(ctx context.Context, w *World) error {
+			_, err := w.AcquireLease(ctx, "r1", lease, at)
+			return err
+		}},
+		{"AppendLeased (a step)", 0, func(ctx context.Context, w *World) error {
+			_, err := w.AppendLeased(ctx, lease.Owner, "r1", 1, step, &world.RunUpdate{Status: world.StatusRunning})
+			return err
+		}},
+		{"RenewLease", 0, func(ctx context.Context, w *World) error { return w.RenewLease(ctx, "r1", lease) }},
+		{"ClaimHook", 0, func(ctx context.Context, w *World) error {
+			_, err := w.ClaimHook(ctx, world.Hook{Token: "tok", RunID: "r1", CorrelationID: "h1"}, false)
+			return err
+		}},
+		{"GetRun of a running run", 0, func(ctx context.Context, w *World) error { _, err := w.GetRun(ctx, "r1"); return err }},
+		{"Events of a running run", 0, func(ctx context.Context, w *World) error { _, err := w.Events(ctx, "r1", 0); return err }},
+		{"WriteStream", 0, func(ctx context.Context, w *World) error { return w.WriteStream(ctx, "s", [][]byte{[]byte("a")}) }},
+		{"ReadStream of unsynced chunks", 1, readStream},
+		{"ReadStream of synced chunks", 0, readStream},
+		{"CloseStream", 0, func(ctx context.Context, w *World) error { return w.CloseStream(ctx, "s") }},
+		{"ReadStream of an unsynced close", 1, readStream},
+		{"ReadStream of an empty stream", 0, func(ctx context.Context, w *World) error {
+			_, _, err := w.ReadStream(ctx, "empty", 0)
+			return err
+		}},
+		{"DisposeHook", 0, func(ctx context.Context, w *World) error { return w.DisposeHook(ctx, "tok", "r1", time.Time{}) }},
+		{"AppendEvents without a lease (a resume)", 1, func(ctx context.Context, w *World) error {
+			_, err := w.AppendEvents(ctx, "r2", 1, step, nil)
+			return err
+		}},
+		{"AppendEvents without a lease at a taken slot, all synced", 0, func(ctx context.Context, w *World) error {
+			_, err := w.AppendEvents(ctx, "r2", 1, step, nil)
+			return ignoreErr(err, world.ErrSlotTaken)
+		}},
+		{"Enqueue", 1, func(ctx context.Context, w *World) error { return w.Enqueue(ctx, world.Message{RunID: "r2"}) }},
+		{"Ack", 0, func(ctx context.Context, w *World) error { return w.Ack(ctx, d) }},
+		{"Release", 0, func(ctx context.Context, w *World) error { return w.Release(ctx, d) }},
+		{"AppendLeased (the run's end)", 0, func(ctx context.Context, w *World) error {
+			_, err := w.AppendLeased(ctx, lease.Owner, "r1", 2, []world.Event{{Type: world.RunCompleted}},
+				&world.RunUpdate{Status: world.StatusCompleted})
+			return err
+		}},
+		{"ReleaseLease", 0, func(ctx context.Context, w *World) error {
+			_, err := w.ReleaseLease(ctx, "r1", lease.Owner)
+			return err
+		}},
+		{"GetRun of an unsynced end", 1, func(ctx context.Context, w *World) error { _, err := w.GetRun(ctx, "r1"); return err }},
+		{"GetRun of a synced end", 0, func(ctx context.Context, w *World) error { _, err := w.GetRun(ctx, "r1"); return err }},
+		{"Events of a synced end", 0, func(ctx context.Context, w *World) error { _, err := w.Events(ctx, "r1", 0); return err }},
+		{"AppendLeased (another run's end)", 0, endRun("r2", 2)},
+		{"Events of an unsynced end", 1, func(ctx context.Context, w *World) error { _, err := w.Events(ctx, "r2", 0); return err }},
+		{"CreateRun of a third run", 1, func(ctx context.Context, w *World) error {
+			_, err := w.CreateRun(ctx, world.Run{ID: "r3", Workflow: "wf", Status: world.StatusRunning}, nil)
+			return err
+		}},
+		{"AppendLeased (the third run's end)", 0, endRun("r3", 1)},
+		{"ListRuns with an unsynced end", 1, func(ctx context.Context, w *World) error {
+			_, err := w.ListRuns(ctx, world.RunFilter{})
+			return err
+		}},
+		{"Sweep", 0, func(ctx context.Context, w *World) error { _, err := w.Sweep(ctx, 10); return err }},
+	}
+}
+
+func readStream(ctx context.Context, w *World) error {
+	_, _, err := w.ReadStream(ctx, "s", 0)
+	return err
+}
+
+// endRun ends run id, whose next slot is from, under a lease of its own.
+func endRun(id string, from int64) func(ctx context.Context, w *World) error {
+	return func(ctx context.Context, w *World) error {
+		lease := world.Lease{Owner: "end-" + id, Until: time.Now().Add(time.Minute)}
+		if _, err := w.AcquireLease(ctx, id, lease, time.Now()); err != nil {
+			return err
+		}
+		_, err := w.AppendLeased(ctx, lease.Owner, id, from, []world.Event{{Type: world.RunCompleted}},
+			&world.RunUpdate{Status: world.StatusCompleted})
+		return err
+	}
+}
+
+func ignoreErr(err, want error) error {
+	if err != nil && !errors.Is(err, want) {
+		return err
+	}
+	return nil
+}
+
+// TestGroupCommit makes eight acknowledging calls at once, holding the
+// first fsync until all eight have committed: the calls share at most two
+// fsyncs (the first, which may have begun before the others committed, and
+// one for everything after it).
+func TestGroupCommit(t *testing.T) {
+	w, err := Open(t.TempDir(), WithFullSync())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	const callers = 8
+	base := w.dur.committed.Load()
+	var syncs atomic.Int64
+	w.dur.fsync = func(f *os.File) error {
+		if syncs.Add(1) == 1 {
+			for w.dur.committed.Load() < base+callers {
+				time.Sleep(time.Millisecond)
+			}
+		}
+		return f.Sync()
+	}
+	var wg sync.WaitGroup
+	for i := range callers {
+		wg.Go(func() {
+			if err := w.Enqueue(t.Context(), world.Message{RunID: "r", DedupKey: string(rune('a' + i))}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := syncs.Load(); n < 1 || n > 2 {
+		t.Fatalf("%d acknowledging calls at once made %d fsyncs, want 1 or 2", callers, n)
+	}
+}
