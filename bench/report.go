@@ -147,6 +147,7 @@ func WriteTable(out io.Writer, results []*Result) {
 			if c.WaitingPerMinute != nil {
 				fmt.Fprintf(out, "%s: requests per waiting minute of one caller, after its first second: %s\n", r.World, formatCalls(c.WaitingPerMinute))
 			}
+			writeDollars(out, r.World, c)
 		}
 	}
 	for _, r := range ran {

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	awsworld "github.com/lambdaworkflow/workflow/world/aws"
 )
 
 // Config sizes a suite run. Quick and Full are the two presets.
@@ -205,6 +207,9 @@ func Run(ctx context.Context, subj Subject, cfg Config, logf func(string, ...any
 			continue
 		}
 		logf("  %s: %.1fs", b.name, time.Since(start).Seconds())
+	}
+	if res.Costs != nil {
+		res.Costs.Dollars = usEast1.price(res.Costs)
 	}
 	if !subj.Peer {
 		res.Targets = evaluate(res)
@@ -418,6 +423,7 @@ func (s *suite) fanout() error {
 func (s *suite) resume() error {
 	var ttr, call []time.Duration
 	var cycles []map[string]int64
+	var cycleUnits []awsworld.RequestUnits
 	for range s.cfg.ResumeRuns {
 		st, err := s.startRun(func(ctx context.Context, id string) (Wait, error) {
 			return s.e.Resumable(ctx, id, s.cfg.Resumes, s.cfg.Work)
@@ -433,7 +439,7 @@ func (s *suite) resume() error {
 			}
 			ttr, call = append(ttr, t.ttr), append(call, t.call)
 			if t.calls != nil {
-				cycles = append(cycles, t.calls)
+				cycles, cycleUnits = append(cycles, t.calls), append(cycleUnits, t.units)
 			}
 		}
 		if err == nil {
@@ -449,15 +455,18 @@ func (s *suite) resume() error {
 	s.res.add("resume_call", "Resume call latency", "resume called → returned (payload durably recorded)", call)
 	if s.res.Costs != nil && len(cycles) > 0 {
 		s.res.Costs.PerResume = averageCalls(cycles)
+		s.res.Costs.PerResumeUnits = averageUnits(cycleUnits)
 	}
 	return nil
 }
 
 // ttrSample is one resume: its time to resume, how long the resume call
-// took, and the API calls of the whole cycle on a World that counts them.
+// took, and the API calls and DynamoDB request units of the whole cycle
+// on a World that counts them.
 type ttrSample struct {
 	ttr, call time.Duration
 	calls     map[string]int64
+	units     awsworld.RequestUnits
 }
 
 // resumeOnce waits for run id to wait on its i-th resume, idles, resumes it
@@ -469,8 +478,9 @@ func (s *suite) resumeOnce(ctx context.Context, id string, i int) (ttrSample, er
 	}
 	time.Sleep(s.cfg.Idle)
 	var before map[string]int64
+	var beforeUnits awsworld.RequestUnits
 	if s.calls != nil {
-		before = s.calls.Calls()
+		before, beforeUnits = s.calls.Calls(), s.calls.Units()
 	}
 	t0 := time.Now()
 	if err := s.e.Resume(ctx, id, i); err != nil {
@@ -490,6 +500,7 @@ func (s *suite) resumeOnce(ctx context.Context, id string, i int) (ttrSample, er
 		}
 		time.Sleep(300 * time.Millisecond)
 		out.calls = diffCalls(before, s.calls.Calls())
+		out.units = subUnits(s.calls.Units(), beforeUnits)
 	}
 	return out, nil
 }
@@ -556,61 +567,6 @@ func readStream(chunks iter.Seq2[Chunk, error], n int) ([]time.Duration, time.Ti
 		return nil, last, fmt.Errorf("stream ended after %d of %d chunks", len(trips), n)
 	}
 	return trips, last, nil
-}
-
-// Costs is the AWS World's cost model: API calls per operation.
-type Costs struct {
-	// PerStep is the marginal cost of one inline step: the calls of a
-	// 25-step run less those of a 5-step run, over 20.
-	PerStep map[string]float64 `json:"perStep"`
-	// PerResume is one resume cycle: ResumeHook, the replay, the step that
-	// follows, the next hook's claim and the suspension.
-	PerResume map[string]float64 `json:"perResume,omitempty"`
-	// WaitingPerMinute is the requests a minute of one waiting caller, by
-	// what it waits on (result, readable, reply), after its first second.
-	WaitingPerMinute map[string]float64 `json:"waitingPerMinute,omitempty"`
-	// DynamoDBWritesPerStep and SQSSendsPerStep sum PerStep for the
-	// target (≤ 2 DynamoDB writes and no SQS message per inline step).
-	DynamoDBWritesPerStep float64 `json:"dynamoDBWritesPerStep"`
-	SQSSendsPerStep       float64 `json:"sqsSendsPerStep"`
-	Note                  string  `json:"note"`
-}
-
-var ddbWrites = []string{"DynamoDB.PutItem", "DynamoDB.UpdateItem", "DynamoDB.DeleteItem", "DynamoDB.TransactWriteItems", "DynamoDB.BatchWriteItem"}
-
-// costs measures the per-step API calls of the AWS World.
-func (s *suite) costs() error {
-	if s.calls == nil {
-		return nil
-	}
-	measure := func(steps int) (map[string]int64, error) {
-		s.calls.ResetCalls()
-		st, _, err := s.runToEnd(s.seq(steps, 0), 5*time.Minute)
-		time.Sleep(300 * time.Millisecond) // let the worker ack
-		Samples.Forget(st.id)
-		return s.calls.Calls(), err
-	}
-	small, err := measure(5)
-	if err != nil {
-		return err
-	}
-	big, err := measure(25)
-	if err != nil {
-		return err
-	}
-	per := map[string]float64{}
-	for k := range mapsUnion(small, big) {
-		if v := float64(big[k]-small[k]) / 20; v != 0 {
-			per[k] = v
-		}
-	}
-	c := &Costs{PerStep: per, Note: "SQS.ReceiveMessage is the worker's idle long poll, not a per-step cost"}
-	for _, k := range ddbWrites {
-		c.DynamoDBWritesPerStep += per[k]
-	}
-	c.SQSSendsPerStep = per["SQS.SendMessage"] + per["SQS.SendMessageBatch"]
-	s.res.Costs = c
-	return nil
 }
 
 func mapsUnion(a, b map[string]int64) map[string]bool {

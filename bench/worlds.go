@@ -21,10 +21,12 @@ import (
 	"github.com/lambdaworkflow/workflow/world/memory"
 )
 
-// callCounter is implemented by Worlds that count their API calls (the AWS
-// World): the suite reports them as the cost model.
+// callCounter is implemented by Worlds that count their API calls and
+// DynamoDB request units (the AWS World): the suite reports them as the
+// cost model.
 type callCounter interface {
 	Calls() map[string]int64
+	Units() awsworld.RequestUnits
 	ResetCalls()
 }
 

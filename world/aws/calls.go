@@ -15,6 +15,7 @@ import (
 type callCounter struct {
 	mu     sync.Mutex
 	counts map[string]int64
+	units  unitCounter
 }
 
 func newCallCounter() *callCounter { return &callCounter{counts: map[string]int64{}} }
@@ -22,6 +23,9 @@ func newCallCounter() *callCounter { return &callCounter{counts: map[string]int6
 // register adds the counting middleware to a client's stack, after the
 // retry middleware of the finalize step.
 func (c *callCounter) register(stack *middleware.Stack) error {
+	if err := c.units.register(stack); err != nil {
+		return err
+	}
 	return stack.Finalize.Add(middleware.FinalizeMiddlewareFunc("workflowCallCounter",
 		func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
 			c.add(awsmiddleware.GetServiceID(ctx) + "." + awsmiddleware.GetOperationName(ctx))
@@ -44,9 +48,14 @@ func (w *World) Calls() map[string]int64 {
 	return maps.Clone(w.calls.counts)
 }
 
-// ResetCalls sets every count Calls reports back to zero.
+// ResetCalls sets every count Calls and Units report back to zero.
 func (w *World) ResetCalls() {
 	w.calls.mu.Lock()
 	clear(w.calls.counts)
 	w.calls.mu.Unlock()
+	w.calls.units.reset()
 }
+
+// Units returns the DynamoDB request units the World's calls consumed
+// since it was made or since ResetCalls.
+func (w *World) Units() RequestUnits { return w.calls.units.get() }
