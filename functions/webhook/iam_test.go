@@ -14,8 +14,6 @@ import (
 
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/internal/iamcheck"
-	"github.com/lambdaworkflow/workflow/world"
-	"github.com/lambdaworkflow/workflow/world/aws"
 )
 
 // bigBody is over what an item holds inline: it goes to S3.
@@ -49,7 +47,7 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 		if status, _ := call(t, ctx, workflow.NewClient(function), path, "small"); status != http.StatusAccepted {
 			t.Fatalf("a small body got %d", status)
 		}
-		if status, _ := call(t, ctx, workflow.NewClient(&interposed{World: function, beforeAppend: racer}), path, bigBody); status != http.StatusAccepted {
+		if status, _ := call(t, ctx, workflow.NewClient(&iamcheck.Interposed{World: function, BeforeAppend: racer}), path, bigBody); status != http.StatusAccepted {
 			t.Fatalf("a large body got %d", status)
 		}
 	})
@@ -77,7 +75,7 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 		closed := make(chan struct{})
 		iamGates.Store(t.Name(), closed)
 		path := webhookOf(t, ctx, c, iamReplying, 1)
-		status, body := call(t, ctx, workflow.NewClient(&interposed{World: function, beforeRead: func() { <-closed }}), path, t.Name())
+		status, body := call(t, ctx, workflow.NewClient(&iamcheck.Interposed{World: function, BeforeRead: func() { <-closed }}), path, t.Name())
 		if status != http.StatusOK || body != "small\n"+bigBody+"end\n" {
 			t.Fatalf("the closed reply: %d, %d bytes", status, len(body))
 		}
@@ -187,28 +185,4 @@ func call(t *testing.T, ctx context.Context, c *workflow.Client, path, body stri
 		t.Fatal(err)
 	}
 	return resp.StatusCode, b.String()
-}
-
-// interposed is the function's World with a test's hooks before some
-// calls, to order a scenario's events; the calls themselves are the
-// World's.
-type interposed struct {
-	*aws.World
-	beforeAppend func() // once, before the first append
-	beforeRead   func() // before each stream read
-	once         sync.Once
-}
-
-func (w *interposed) AppendEvents(ctx context.Context, runID string, from int64, events []world.Event, update *world.RunUpdate) ([]world.Event, error) {
-	if w.beforeAppend != nil {
-		w.once.Do(w.beforeAppend)
-	}
-	return w.World.AppendEvents(ctx, runID, from, events, update)
-}
-
-func (w *interposed) ReadStream(ctx context.Context, name string, from int64) ([][]byte, bool, error) {
-	if w.beforeRead != nil {
-		w.beforeRead()
-	}
-	return w.World.ReadStream(ctx, name, from)
 }

@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	sdkaws "github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/lambdaworkflow/workflow/internal/emulator"
+	"github.com/lambdaworkflow/workflow/world"
 	"github.com/lambdaworkflow/workflow/world/aws"
 )
 
@@ -64,4 +66,30 @@ func (s *Stack) World(t *testing.T, cfg sdkaws.Config) *aws.World {
 		t.Fatal(err)
 	}
 	return w
+}
+
+// Interposed is a function's World with a test's hooks before some of its
+// calls, to order a scenario's events; the calls themselves are the
+// World's own.
+type Interposed struct {
+	*aws.World
+	BeforeAppend func() // once, before the first append
+	BeforeRead   func() // before each stream read
+	once         sync.Once
+}
+
+// AppendEvents implements world.World.
+func (w *Interposed) AppendEvents(ctx context.Context, runID string, from int64, events []world.Event, update *world.RunUpdate) ([]world.Event, error) {
+	if w.BeforeAppend != nil {
+		w.once.Do(w.BeforeAppend)
+	}
+	return w.World.AppendEvents(ctx, runID, from, events, update)
+}
+
+// ReadStream implements world.Streams.
+func (w *Interposed) ReadStream(ctx context.Context, name string, from int64) ([][]byte, bool, error) {
+	if w.BeforeRead != nil {
+		w.BeforeRead()
+	}
+	return w.World.ReadStream(ctx, name, from)
 }

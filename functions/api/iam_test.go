@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/lambdaworkflow/workflow"
+	"github.com/lambdaworkflow/workflow/examples/lambdaapp"
+	"github.com/lambdaworkflow/workflow/internal/iamcheck"
+	"github.com/lambdaworkflow/workflow/webhook"
+)
+
+const bearer = "iam-test-token-0123456789"
+
+// The API function's grants in template.yaml are exactly what its code
+// calls for, over its routes: an order started (a large one, whose input
+// goes to S3) and started again, its status while it waits and once it
+// has ended, an approval whose receipt is read once the workflow has
+// closed it, and calls for orders that do not exist. The workflow runs on
+// a worker of its own, and the customer confirms through the webhook
+// route of another World; only the function's calls are recorded.
+func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
+	stack := iamcheck.NewStack(t)
+	rec := iamcheck.NewRecorder(stack.Names())
+	function := stack.World(t, stack.Recorded(rec))
+	other := stack.World(t, stack.Config)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	go func() {
+		_ = workflow.NewWorker(other, workflow.WorkerOptions{Registry: lambdaapp.Workflows}).Run(ctx)
+	}()
+	customer := webhook.NewHandler(workflow.NewClient(other))
+
+	// The approval's receipt is read only once the run has ended, its
+	// reply closed.
+	ended := make(chan struct{})
+	api := lambdaapp.API(workflow.NewClient(&iamcheck.Interposed{World: function, BeforeRead: func() { <-ended }}), bearer)
+	call := func(route, id, body string) (int, string) {
+		t.Helper()
+		resp, err := api(ctx, events.APIGatewayV2HTTPRequest{
+			RouteKey: route, PathParameters: map[string]string{"id": id},
+			Headers: map[string]string{"authorization": "Bearer " + bearer}, Body: body,
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", route, err)
+		}
+		return resp.StatusCode, resp.Body
+	}
+	status := func(id string) (st struct{ Status, Webhook string }) {
+		t.Helper()
+		if code, body := call("GET /orders/{id}", id, ""); code != http.StatusOK || json.Unmarshal([]byte(body), &st) != nil {
+			t.Fatalf("GET /orders/%s: %d %s", id, code, body)
+		}
+		return st
+	}
+
+	// A large order's input goes to S3; the second POST finds the run the
+	// first started.
+	big := bigOrder("iam-big-" + strings.ToLower(rand.Text()[:10]))
+	for range 2 {
+		if code, body := call("POST /orders", "", big); code != http.StatusAccepted {
+			t.Fatalf("POST /orders: %d %s", code, body)
+		}
+	}
+	id := "iam-" + strings.ToLower(rand.Text()[:10])
+	if code, body := call("POST /orders", "", `{"id": "`+id+`", "items": [{"sku": "tea", "quantity": 2, "unitCents": 450}]}`); code != http.StatusAccepted {
+		t.Fatalf("POST /orders: %d %s", code, body)
+	}
+	var hook string
+	for hook == "" {
+		hook = status(id).Webhook // no base URL: the URL is the path
+		if hook == "" {
+			select {
+			case <-ctx.Done():
+				t.Fatal("the order never published its webhook")
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	confirmed := httptest.NewRecorder()
+	customer.ServeHTTP(confirmed, httptest.NewRequestWithContext(ctx, "POST", hook, strings.NewReader(`{"accept": true, "name": "Ada"}`)))
+	if confirmed.Code != http.StatusOK {
+		t.Fatalf("confirming: %d %s", confirmed.Code, confirmed.Body)
+	}
+
+	go func() {
+		defer close(ended)
+		run, err := workflow.GetRun[lambdaapp.Receipt](ctx, workflow.NewClient(other), lambdaapp.RunID(id))
+		if err == nil {
+			_, err = run.Result(ctx)
+		}
+		if err != nil {
+			t.Errorf("the order's run: %v", err)
+		}
+	}()
+	if code, body := call("POST /orders/{id}/approval", id, `{"approve": true, "approver": "Grace"}`); code != http.StatusOK || !strings.Contains(body, `"approved"`) {
+		t.Fatalf("approval: %d %s", code, body)
+	}
+	if st := status(id); st.Status != string(workflow.StatusCompleted) {
+		t.Fatalf("the order's status once approved: %s", st.Status)
+	}
+	if code, _ := call("GET /orders/{id}", "iam-nope", ""); code != http.StatusNotFound {
+		t.Fatalf("an unknown order: %d", code)
+	}
+	if code, _ := call("POST /orders/{id}/approval", "iam-nope", `{"approve": true, "approver": "Grace"}`); code != http.StatusNotFound {
+		t.Fatalf("approving an unknown order: %d", code)
+	}
+	iamcheck.Check(t, "ApiFunction", rec)
+}
+
+// bigOrder is an order whose input is over the 100 KB a run's item holds
+// inline.
+func bigOrder(id string) string {
+	items := make([]string, 1500)
+	for i := range items {
+		items[i] = fmt.Sprintf(`{"sku": "sku-%04d-%s", "quantity": 1, "unitCents": 100}`, i, strings.Repeat("x", 20))
+	}
+	return fmt.Sprintf(`{"id": %q, "items": [%s]}`, id, strings.Join(items, ","))
+}
