@@ -156,20 +156,7 @@ func webhookOf(t *testing.T, ctx context.Context, c *workflow.Client, wf *workfl
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		attrs, err := run.Attributes(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if attrs["url"] != "" {
-			return attrs["url"] // no base URL: the URL is the path
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatal("the run never published its webhook")
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	return iamcheck.Attribute(t, ctx, run.Attributes, "url") // no base URL: the URL is the path
 }
 
 // call makes a request of the function as Lambda does, through lambdaurl,

@@ -93,3 +93,23 @@ func (w *Interposed) ReadStream(ctx context.Context, name string, from int64) ([
 	}
 	return w.World.ReadStream(ctx, name, from)
 }
+
+// Attribute waits until a run's attribute key is set (attrs is the run's
+// Attributes method) and returns it.
+func Attribute(t *testing.T, ctx context.Context, attrs func(context.Context) (map[string]string, error), key string) string {
+	t.Helper()
+	for {
+		got, err := attrs(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[key] != "" {
+			return got[key]
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the run never set its attribute %q", key)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}

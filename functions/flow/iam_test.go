@@ -1,0 +1,275 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/lambdaworkflow/workflow"
+	"github.com/lambdaworkflow/workflow/internal/iamcheck"
+	"github.com/lambdaworkflow/workflow/lambda/flowhandler"
+	"github.com/lambdaworkflow/workflow/webhook"
+	"github.com/lambdaworkflow/workflow/world"
+)
+
+// functionName stands for the flow function's name, whose versions hand
+// runs to each other.
+const functionName = "iam-flow"
+
+// sqsHandler is a version of the flow function.
+type sqsHandler = func(context.Context, events.SQSEvent) (events.SQSEventResponse, error)
+
+// The flow function's grants in template.yaml are exactly what its code
+// calls for, besides what its event source mapping polls the queue with:
+// flowhandler.Handler as Start builds it, fed the queue's messages as the
+// event source mapping does, runs workflows that do everything a workflow
+// can (large payloads, a child run, a timer, a hook, a webhook's streamed
+// reply, a run stream, retention when runs end), hands a run pinned to
+// another version over to it through Lambda, and takes early and stale
+// wake-ups. The test's own client calls, and the customer's webhook calls,
+// go through a World that records nothing.
+func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
+	stack := iamcheck.NewStack(t)
+	names := stack.Names()
+	names.Function = functionName
+	rec := iamcheck.NewRecorder(names)
+	cfg := stack.Recorded(rec)
+	function := stack.World(t, cfg)
+	other := stack.World(t, stack.Config)
+	c := workflow.NewClient(other)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+
+	// Lambda, for the hand-off: an asynchronous Invoke of a version runs
+	// that version's handler on the payload.
+	versions := map[string]sqsHandler{}
+	lambdaAPI := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var ev events.SQSEvent
+		h, ok := versions[r.URL.Query().Get("Qualifier")]
+		if !ok || !strings.Contains(r.URL.Path, "/functions/"+functionName+"/") || json.NewDecoder(r.Body).Decode(&ev) != nil {
+			http.Error(w, `{"message": "no such version"}`, http.StatusNotFound)
+			return
+		}
+		if _, err := h(r.Context(), ev); err != nil {
+			t.Errorf("the handed-over event: %v", err)
+		}
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer lambdaAPI.Close()
+	invoker := awslambda.NewFromConfig(cfg, func(o *awslambda.Options) { o.BaseEndpoint = &lambdaAPI.URL })
+	handoff := flowhandler.LambdaHandoff{Client: invoker, Function: functionName}
+	for _, v := range []string{"1", "2"} {
+		worker := workflow.NewWorker(function, workflow.WorkerOptions{Registry: iamWorkflows, Deployment: v})
+		versions[v] = flowhandler.Handler(worker, function, handoff)
+	}
+	var alias atomic.Value // the version the event source mapping invokes
+	alias.Store(versions["1"])
+	polling, stopPolling := context.WithCancel(ctx)
+	fed := make(chan struct{})
+	go func() {
+		defer close(fed)
+		feed(polling, ctx, t, sqs.NewFromConfig(stack.Config), stack.Options.QueueURL, &alias)
+	}()
+
+	t.Run("PinnedRunHandedOver", func(t *testing.T) {
+		token := "iam-pinned:" + t.Name()
+		run, err := workflow.Start(ctx, c, iamPinned, token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitForHook(t, ctx, c, token) // version 1 runs it first
+		alias.Store(versions["2"])
+		if err := workflow.ResumeHook(ctx, c, token, "done"); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := run.Result(ctx); err != nil || got != "done" {
+			t.Fatalf("the handed-over run: %q, %v", got, err)
+		}
+	})
+	t.Run("Everything", func(t *testing.T) {
+		iamCustomer = c
+		run, err := workflow.Start(ctx, c, iamEverything, "iam-hook:"+t.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := iamcheck.Attribute(t, ctx, run.Attributes, "url") // no base URL: the URL is the path
+		rec := httptest.NewRecorder()
+		webhook.NewHandler(c).ServeHTTP(rec, httptest.NewRequestWithContext(ctx, "POST", path, strings.NewReader("hi")))
+		if body, _ := io.ReadAll(rec.Body); rec.Code != http.StatusOK || string(body) != "small"+iamBig {
+			t.Fatalf("the webhook's reply: %d, %d bytes", rec.Code, len(body))
+		}
+		if got, err := run.Result(ctx); err != nil || len(got) != len(iamBig) {
+			t.Fatalf("the run's result: %d bytes, %v", len(got), err)
+		}
+	})
+	t.Run("EarlyAndStaleWakeUps", func(t *testing.T) {
+		run, err := workflow.Start(ctx, c, iamSleeper, struct{}{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			if evs, err := other.Events(ctx, run.ID, 0); err != nil {
+				t.Fatal(err)
+			} else if len(evs) > 0 && evs[len(evs)-1].Type == world.WaitCreated {
+				break
+			}
+			pause(t, ctx)
+		}
+		// A wake-up that arrives an hour early (a hop of the queue's) is
+		// queued again; one for a run that does not exist is dropped.
+		for _, msg := range []world.Message{{RunID: run.ID, DeliverAt: time.Now().Add(time.Hour)}, {RunID: "wrun_nonesuch"}} {
+			body, err := json.Marshal(msg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev := events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m-" + msg.RunID, Body: string(body), EventSource: "aws:sqs"}}}
+			if resp, err := versions["2"](ctx, ev); err != nil || len(resp.BatchItemFailures) != 0 {
+				t.Fatalf("the wake-up for %s: %+v, %v", msg.RunID, resp, err)
+			}
+		}
+	})
+	// A run's result is recorded before its invocation ends (retention's
+	// calls come after): let the last batch finish.
+	stopPolling()
+	<-fed
+	iamcheck.Check(t, "FlowFunction", rec)
+}
+
+// feed is the event source mapping: until polling ends, it receives the
+// queue's messages in batches, invokes the alias's version with them (in
+// ctx), and deletes those the version did not report failed.
+func feed(polling, ctx context.Context, t *testing.T, q *sqs.Client, url string, alias *atomic.Value) {
+	for polling.Err() == nil {
+		out, err := q.ReceiveMessage(polling, &sqs.ReceiveMessageInput{
+			QueueUrl: &url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1,
+			MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameSentTimestamp},
+		})
+		if err != nil || len(out.Messages) == 0 {
+			continue
+		}
+		ev := events.SQSEvent{}
+		for _, m := range out.Messages {
+			ev.Records = append(ev.Records, events.SQSMessage{MessageId: *m.MessageId, ReceiptHandle: *m.ReceiptHandle, Body: *m.Body, Attributes: m.Attributes, EventSource: "aws:sqs"})
+		}
+		resp, err := alias.Load().(sqsHandler)(ctx, ev)
+		if err != nil {
+			t.Logf("the flow function failed a batch: %v", err)
+			continue
+		}
+		failed := map[string]bool{}
+		for _, f := range resp.BatchItemFailures {
+			failed[f.ItemIdentifier] = true
+		}
+		for _, r := range ev.Records {
+			if !failed[r.MessageId] {
+				_, _ = q.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &url, ReceiptHandle: &r.ReceiptHandle})
+			}
+		}
+	}
+}
+
+func waitForHook(t *testing.T, ctx context.Context, c *workflow.Client, token string) {
+	t.Helper()
+	for {
+		if _, err := c.GetHook(ctx, token); err == nil {
+			return
+		}
+		pause(t, ctx)
+	}
+}
+
+func pause(t *testing.T, ctx context.Context) {
+	t.Helper()
+	select {
+	case <-ctx.Done():
+		t.Fatal("the scenario did not finish in time")
+	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+// iamBig is over what an item holds inline: it goes to S3.
+var iamBig = strings.Repeat("x", 400<<10)
+
+var iamWorkflows = workflow.NewRegistry(iamEverything, iamChild, iamPinned, iamSleeper)
+
+// iamCustomer is the client iamLarge resumes a hook through: not the
+// function's.
+var iamCustomer *workflow.Client
+
+// iamEverything does what a workflow can, for the calls each thing costs.
+var iamEverything = workflow.Define("iamflow.everything", func(ctx workflow.Context, token string) (string, error) {
+	hook := workflow.CreateHook[string](ctx, workflow.WithToken(token))
+	workflow.Sleep(ctx, time.Second) // a timer; the hook is the run's when it wakes
+	out, err := iamLarge.Call(ctx, token)
+	if err != nil {
+		return "", err
+	}
+	if _, err := hook.Receive(ctx); err != nil {
+		return "", err
+	}
+	if _, err := iamChild.StartChild(ctx, out).Get(ctx); err != nil {
+		return "", err
+	}
+	wh := workflow.CreateWebhook(ctx, workflow.WithManualResponse())
+	if err := workflow.SetAttributes(ctx, map[string]string{"url": wh.URL(ctx)}); err != nil {
+		return "", err
+	}
+	msg, err := wh.Receive(ctx)
+	if err != nil {
+		return "", err
+	}
+	if _, err := iamReply.Call(ctx, msg); err != nil {
+		return "", err
+	}
+	return out, nil
+})
+
+// iamLarge writes to the run's stream and returns a large output. It
+// resumes the run's hook first, so that the write of its output finds the
+// slot taken, and is made again.
+var iamLarge = workflow.DefineStep("iamflow.large", func(ctx context.Context, token string) (string, error) {
+	if err := workflow.ResumeHook(ctx, iamCustomer, token, "resumed"); err != nil {
+		return "", err
+	}
+	w, err := workflow.Writer[string](ctx, "")
+	if err != nil {
+		return "", err
+	}
+	if err := w.Write("progress"); err != nil {
+		return "", err
+	}
+	return iamBig, w.Close()
+})
+
+// iamReply answers a webhook call with a small chunk and a large one.
+var iamReply = workflow.DefineStep("iamflow.reply", func(ctx context.Context, msg workflow.WebhookMessage) (struct{}, error) {
+	body := workflow.NewStream(func(yield func([]byte) bool) error {
+		if yield([]byte("small")) {
+			yield([]byte(iamBig))
+		}
+		return nil
+	})
+	return struct{}{}, msg.RespondWith(ctx, workflow.WebhookResponse{Status: http.StatusOK, Stream: body})
+})
+
+var iamChild = workflow.Define("iamflow.child", func(ctx workflow.Context, in string) (int, error) { return len(in), nil })
+
+var iamPinned = workflow.Define("iamflow.pinned", func(ctx workflow.Context, token string) (string, error) {
+	return workflow.CreateHook[string](ctx, workflow.WithToken(token)).Receive(ctx)
+})
+
+var iamSleeper = workflow.Define("iamflow.sleeper", func(ctx workflow.Context, _ struct{}) (struct{}, error) {
+	workflow.Sleep(ctx, time.Hour)
+	return struct{}{}, nil
+})
