@@ -41,6 +41,9 @@ type sqsHandler = func(context.Context, events.SQSEvent) (events.SQSEventRespons
 // go through a World that records nothing.
 func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 	stack := iamcheck.NewStack(t)
+	if stack.SchedulerAsIn(t, iamcheck.LoadTemplate(t), "FlowFunction") {
+		t.Log("the template gives the flow function the scheduler: long sleeps make schedules")
+	}
 	names := stack.Names()
 	names.Function = functionName
 	rec := iamcheck.NewRecorder(names)
@@ -48,6 +51,7 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 	function := stack.World(t, cfg)
 	other := stack.World(t, stack.Config)
 	c := workflow.NewClient(other)
+	iamCustomer = c
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 
@@ -98,7 +102,6 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 		}
 	})
 	t.Run("Everything", func(t *testing.T) {
-		iamCustomer = c
 		run, err := workflow.Start(ctx, c, iamEverything, "iam-hook:"+t.Name())
 		if err != nil {
 			t.Fatal(err)

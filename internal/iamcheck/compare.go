@@ -58,10 +58,7 @@ func matches(pattern, resource string) bool {
 // need.
 func Check(t testing.TB, function string, r *Recorder) {
 	t.Helper()
-	tmpl, err := ReadTemplate(filepath.Join(moduleRoot(t), "template.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tmpl := LoadTemplate(t)
 	needs, err := r.Needs()
 	if err != nil {
 		t.Fatal(err)
@@ -87,6 +84,16 @@ func Check(t testing.TB, function string, r *Recorder) {
 			t.Logf("  %s", n)
 		}
 	}
+}
+
+// LoadTemplate reads the module's template.yaml.
+func LoadTemplate(t testing.TB) *Template {
+	t.Helper()
+	tmpl, err := ReadTemplate(filepath.Join(moduleRoot(t), "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tmpl
 }
 
 // moduleRoot is the directory of the go.mod above the test's.

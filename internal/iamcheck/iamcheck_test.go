@@ -10,10 +10,17 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/aws-sdk-go-v2/service/scheduler"
+	schedtypes "github.com/aws/aws-sdk-go-v2/service/scheduler/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 )
 
 const template = `
+Globals:
+  Function:
+    Environment:
+      Variables:
+        WORKFLOW_TABLE: !Ref Table
 Resources:
   Table: {Type: AWS::DynamoDB::Table}
   Queue: {Type: AWS::SQS::Queue}
@@ -83,6 +90,9 @@ func TestGrantsReadEveryPlaceAPolicyComesFrom(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("grants %v, want %v", got, want)
 	}
+	if v, ok := parse(t).Variable("Fn", "WORKFLOW_TABLE"); !ok || v != "${Table}" {
+		t.Errorf("Fn's WORKFLOW_TABLE: %q, %v; want the Globals' ${Table}", v, ok)
+	}
 	polling, err := parse(t).EventSourceNeeds("Fn")
 	if err != nil || len(polling) != 3 || polling[0] != (Grant{"sqs:ReceiveMessage", "${Queue.Arn}"}) {
 		t.Fatalf("the event source mapping's needs: %v, %v", polling, err)
@@ -108,7 +118,8 @@ func TestCompareListsBothWays(t *testing.T) {
 }
 
 func TestCallsNeedTheActionsIAMAuthorisesThem(t *testing.T) {
-	n := Names{Table: "t", Bucket: "b", Queues: map[string]string{"q-url": "Queue"}}
+	n := Names{Table: "t", Bucket: "b", Queues: map[string]string{"q-url": "Queue"},
+		ScheduleGroup: "g", ScheduleGroupRef: "${Group}", SchedulerRole: "arn:role", SchedulerRoleRef: "${Role.Arn}"}
 	for _, c := range []struct {
 		params any
 		err    error
@@ -124,6 +135,10 @@ func TestCallsNeedTheActionsIAMAuthorisesThem(t *testing.T) {
 		{&s3.CopyObjectInput{CopySource: aws.String("b/k"), Key: aws.String("k"), TaggingDirective: s3types.TaggingDirectiveReplace, Tagging: aws.String("x=y")}, nil,
 			[]Grant{{"s3:GetObject", "${Bucket.Arn}/k"}, {"s3:PutObject", "${Bucket.Arn}/k"}, {"s3:PutObjectTagging", "${Bucket.Arn}/k"}}},
 		{&s3.GetObjectInput{Key: aws.String("k")}, &s3types.NoSuchKey{}, []Grant{{"s3:GetObject", "${Bucket.Arn}/k"}, {"s3:ListBucket", "${Bucket.Arn}"}}},
+		{&scheduler.CreateScheduleInput{GroupName: aws.String("g"), Name: aws.String("s"), Target: &schedtypes.Target{RoleArn: aws.String("arn:role")}}, nil, []Grant{
+			{"scheduler:CreateSchedule", "arn:${AWS::Partition}:scheduler:${AWS::Region}:${AWS::AccountId}:schedule/${Group}/s"},
+			{"iam:PassRole", "${Role.Arn}"},
+		}},
 	} {
 		got, err := n.needs(c.params, c.err)
 		if err != nil || !slices.Equal(got, c.want) {

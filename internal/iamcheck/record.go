@@ -49,10 +49,11 @@ type Names struct {
 	// Function is the flow function's name, whose versions it invokes.
 	Function string
 	// ScheduleGroup and SchedulerRole are the scheduler's group name and
-	// role ARN, standing for the template's ScheduleGroup and
-	// SchedulerRole resources.
-	ScheduleGroup string
-	SchedulerRole string
+	// role ARN; the Refs are the template's expressions for them (the
+	// values of the function's WORKFLOW_SCHEDULE_GROUP and
+	// WORKFLOW_SCHEDULER_ROLE_ARN, e.g. "${ScheduleGroup}").
+	ScheduleGroup, ScheduleGroupRef string
+	SchedulerRole, SchedulerRoleRef string
 }
 
 // Recorder records the grants the calls made through a config need.
@@ -286,14 +287,14 @@ func (n Names) schedule(group, name *string) string {
 	if deref(group) != n.ScheduleGroup {
 		return "schedule group " + deref(group) + " of no stack"
 	}
-	return "arn:${AWS::Partition}:scheduler:${AWS::Region}:${AWS::AccountId}:schedule/${ScheduleGroup}/" + deref(name)
+	return "arn:${AWS::Partition}:scheduler:${AWS::Region}:${AWS::AccountId}:schedule/" + n.ScheduleGroupRef + "/" + deref(name)
 }
 
 func (n Names) role(arn string) string {
 	if arn != n.SchedulerRole {
 		return "role " + arn + " of no stack"
 	}
-	return "${SchedulerRole.Arn}"
+	return n.SchedulerRoleRef
 }
 
 func deref(s *string) string {

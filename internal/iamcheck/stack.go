@@ -9,6 +9,9 @@ import (
 	"time"
 
 	sdkaws "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/scheduler"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/lambdaworkflow/workflow/internal/emulator"
 	"github.com/lambdaworkflow/workflow/world"
@@ -22,6 +25,9 @@ type Stack struct {
 	// Config is the emulator's SDK config, recording nothing: for the
 	// parts of a test that are not the function under test.
 	Config sdkaws.Config
+	// groupRef and roleRef are the template's expressions for the
+	// scheduler's group and role, once SchedulerAsIn has set them.
+	groupRef, roleRef string
 }
 
 // NewStack bootstraps the resources and deletes them when the test ends;
@@ -46,7 +52,48 @@ func NewStack(t *testing.T) *Stack {
 
 // Names maps the stack's resources to the template's logical IDs.
 func (s *Stack) Names() Names {
-	return Names{Table: s.Options.Table, Bucket: s.Options.Bucket, Queues: map[string]string{s.Options.QueueURL: "Queue"}}
+	return Names{
+		Table: s.Options.Table, Bucket: s.Options.Bucket, Queues: map[string]string{s.Options.QueueURL: "Queue"},
+		ScheduleGroup: s.Options.Scheduler.Group, ScheduleGroupRef: s.groupRef,
+		SchedulerRole: s.Options.Scheduler.RoleARN, SchedulerRoleRef: s.roleRef,
+	}
+}
+
+// SchedulerAsIn gives the stack's Worlds a schedule group of the test's
+// own, as the template gives function one when it sets its
+// WORKFLOW_SCHEDULE_GROUP, and reports whether it does.
+func (s *Stack) SchedulerAsIn(t *testing.T, tmpl *Template, function string) bool {
+	t.Helper()
+	group, ok := tmpl.Variable(function, "WORKFLOW_SCHEDULE_GROUP")
+	if !ok {
+		return false
+	}
+	s.groupRef = group
+	s.roleRef, _ = tmpl.Variable(function, "WORKFLOW_SCHEDULER_ROLE_ARN")
+	name := s.Options.Table // unique to the test, and a valid group name
+	sched := scheduler.NewFromConfig(s.Config)
+	if _, err := sched.CreateScheduleGroup(t.Context(), &scheduler.CreateScheduleGroupInput{Name: &name}); err != nil {
+		t.Fatalf("CreateScheduleGroup: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := sched.DeleteScheduleGroup(ctx, &scheduler.DeleteScheduleGroupInput{Name: &name}); err != nil {
+			t.Logf("DeleteScheduleGroup: %v", err)
+		}
+	})
+	attrs, err := sqs.NewFromConfig(s.Config).GetQueueAttributes(t.Context(), &sqs.GetQueueAttributesInput{
+		QueueUrl: &s.Options.QueueURL, AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn},
+	})
+	if err != nil {
+		t.Fatalf("the queue's ARN: %v", err)
+	}
+	s.Options.Scheduler = aws.SchedulerOptions{
+		Group:    name,
+		RoleARN:  "arn:aws:iam::000000000000:role/" + name, // the emulator does not check it
+		QueueARN: attrs.Attributes[string(sqstypes.QueueAttributeNameQueueArn)],
+	}
+	return true
 }
 
 // Recorded returns the stack's config with r recording every call of the

@@ -14,6 +14,7 @@ import (
 // Template is a SAM template's resources, as parsed YAML.
 type Template struct {
 	resources map[string]*yaml.Node
+	globals   *yaml.Node // Globals.Function
 }
 
 // ReadTemplate parses the template at path.
@@ -42,7 +43,7 @@ func ParseTemplate(b []byte) (*Template, error) {
 	if res == nil || res.Kind != yaml.MappingNode {
 		return nil, errors.New("a template without Resources")
 	}
-	t := &Template{resources: map[string]*yaml.Node{}}
+	t := &Template{resources: map[string]*yaml.Node{}, globals: get(get(doc.Content[0], "Globals"), "Function")}
 	for i := 0; i+1 < len(res.Content); i += 2 {
 		t.resources[res.Content[i].Value] = res.Content[i+1]
 	}
@@ -86,6 +87,19 @@ func (t *Template) Grants(function string) ([]Grant, error) {
 	}
 	slices.SortFunc(grants, compareGrants)
 	return slices.Compact(grants), errors.Join(errs...)
+}
+
+// Variable returns the expression the template sets a function's
+// environment variable name to (its own, else the Globals'), as render
+// writes it, or false if it sets none.
+func (t *Template) Variable(function, name string) (string, bool) {
+	for _, props := range []*yaml.Node{get(t.resources[function], "Properties"), t.globals} {
+		if v := get(get(get(props, "Environment"), "Variables"), name); v != nil {
+			s, err := render(v)
+			return s, err == nil
+		}
+	}
+	return "", false
 }
 
 // EventSourceNeeds returns what the event source mappings feeding function
