@@ -132,8 +132,8 @@ func TestCallsNeedTheActionsIAMAuthorisesThem(t *testing.T) {
 		{&dynamodb.QueryInput{TableName: aws.String("t"), IndexName: aws.String("i")}, nil, []Grant{{"dynamodb:Query", "${Table.Arn}/index/i"}}},
 		{&dynamodb.GetItemInput{TableName: aws.String("other")}, nil, []Grant{{"dynamodb:GetItem", "table other of no stack"}}},
 		{&sqs.SendMessageBatchInput{QueueUrl: aws.String("q-url")}, nil, []Grant{{"sqs:SendMessage", "${Queue.Arn}"}}},
-		{&s3.CopyObjectInput{CopySource: aws.String("b/k"), Key: aws.String("k"), TaggingDirective: s3types.TaggingDirectiveReplace, Tagging: aws.String("x=y")}, nil,
-			[]Grant{{"s3:GetObject", "${Bucket.Arn}/k"}, {"s3:PutObject", "${Bucket.Arn}/k"}, {"s3:PutObjectTagging", "${Bucket.Arn}/k"}}},
+		{&s3.CopyObjectInput{CopySource: aws.String("b/k%3A1"), Key: aws.String("k:1"), TaggingDirective: s3types.TaggingDirectiveReplace, Tagging: aws.String("x=y")}, nil,
+			[]Grant{{"s3:GetObject", "${Bucket.Arn}/k:1"}, {"s3:PutObject", "${Bucket.Arn}/k:1"}, {"s3:PutObjectTagging", "${Bucket.Arn}/k:1"}}},
 		{&s3.GetObjectInput{Key: aws.String("k")}, &s3types.NoSuchKey{}, []Grant{{"s3:GetObject", "${Bucket.Arn}/k"}, {"s3:ListBucket", "${Bucket.Arn}"}}},
 		{&scheduler.CreateScheduleInput{GroupName: aws.String("g"), Name: aws.String("s"), Target: &schedtypes.Target{RoleArn: aws.String("arn:role")}}, nil, []Grant{
 			{"scheduler:CreateSchedule", "arn:${AWS::Partition}:scheduler:${AWS::Region}:${AWS::AccountId}:schedule/${Group}/s"},

@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -254,9 +255,13 @@ func (n Names) write(op string, key, tagging *string) []Grant {
 	return gs
 }
 
-// copySource is the read of a copy's source, "bucket/key".
+// copySource is the read of a copy's source, "bucket/key" URL-encoded.
 func (n Names) copySource(src *string) []Grant {
-	bucket, key, _ := strings.Cut(deref(src), "/")
+	path, err := url.PathUnescape(deref(src))
+	if err != nil {
+		path = deref(src)
+	}
+	bucket, key, _ := strings.Cut(path, "/")
 	if bucket != n.Bucket {
 		return []Grant{{"s3:GetObject", "object " + deref(src) + " of no stack"}}
 	}
