@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
@@ -54,5 +55,32 @@ func checkDefences(t *testing.T, ctx context.Context, out map[string]string) {
 		if v := attrs.Attributes[string(sqstypes.QueueAttributeNameSqsManagedSseEnabled)]; v != "true" {
 			t.Errorf("%s: SqsManagedSseEnabled = %q, want true", out[name], v)
 		}
+	}
+}
+
+// checkFlowConcurrency asserts that the queue's event source mapping caps
+// the flow function's concurrency at the FlowMaxConcurrency parameter's
+// default. (The webhook function's ReservedConcurrentExecutions is left to
+// checkov: MiniStack's CloudFormation does not apply it.)
+func checkFlowConcurrency(t *testing.T, ctx context.Context, out map[string]string) {
+	t.Helper()
+	cfg := emulator.Config()
+	attrs, err := sqs.NewFromConfig(cfg).GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl:       aws.String(out["QueueUrl"]),
+		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn},
+	})
+	if err != nil {
+		t.Fatalf("ARN of %s: %v", out["QueueUrl"], err)
+	}
+	queueARN := attrs.Attributes[string(sqstypes.QueueAttributeNameQueueArn)]
+	mappings, err := lambda.NewFromConfig(cfg).ListEventSourceMappings(ctx, &lambda.ListEventSourceMappingsInput{EventSourceArn: &queueARN})
+	if err != nil {
+		t.Fatalf("event source mappings of %s: %v", queueARN, err)
+	}
+	if len(mappings.EventSourceMappings) != 1 {
+		t.Fatalf("%d event source mappings on %s, want 1", len(mappings.EventSourceMappings), queueARN)
+	}
+	if sc := mappings.EventSourceMappings[0].ScalingConfig; sc == nil || aws.ToInt32(sc.MaximumConcurrency) != 50 {
+		t.Errorf("the flow queue's mapping has ScalingConfig %+v, want MaximumConcurrency 50", sc)
 	}
 }

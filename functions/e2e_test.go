@@ -50,6 +50,7 @@ func TestEndToEndOnEmulator(t *testing.T) {
 	out := deployStack(t, ctx, root, stack, token)
 	t.Logf("built and deployed %s in %v", stack, time.Since(start).Round(time.Millisecond))
 	checkDefences(t, ctx, out)
+	checkFlowConcurrency(t, ctx, out)
 	// A visibility timeout the test can wait out: a message the flow
 	// function failed to settle comes back after it (see the end).
 	setVisibility(t, ctx, out["QueueUrl"], queueVisibility)
