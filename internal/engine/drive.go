@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"slices"
 
-	"go.opentelemetry.io/otel/metric"
 	"time"
 
 	"github.com/lambdaworkflow/workflow/world"
@@ -115,7 +114,7 @@ func (inv *invocation) replayLog(events []world.Event, pinned string) {
 			// shows the deployment that drives it now.
 			inv.mergeUpdate(world.RunUpdate{Attributes: pin})
 		}
-		runsResumed.Add(inv.ctx, 1, metric.WithAttributes(attrWorkflow.String(inv.run.Workflow)))
+		inv.countResume()
 	}
 }
 

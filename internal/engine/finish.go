@@ -7,9 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/lambdaworkflow/workflow/world"
 )
 
@@ -198,9 +195,8 @@ type NewRun struct {
 // queued again (the first start may have died before queueing) and the
 // error matches world.ErrRunExists.
 func StartRun(ctx context.Context, w world.World, nr NewRun, now time.Time) (err error) {
-	ctx, span := StartSpan(ctx, "workflow.start "+nr.Workflow, trace.SpanKindProducer, attrRunID.String(nr.ID), attrWorkflow.String(nr.Workflow))
+	ctx, span := startRunSpan(ctx, nr)
 	defer func() { EndSpan(span, err) }()
-	runsStarted.Add(ctx, 1, metric.WithAttributes(attrWorkflow.String(nr.Workflow)))
 	first := world.Event{Type: world.RunCreated, CreatedAt: now, Payload: mustJSON(runCreatedPayload{
 		Workflow: nr.Workflow, Input: nr.Input, Attributes: nr.Attributes, Parent: nr.Parent, Trace: traceParent(ctx),
 	})}

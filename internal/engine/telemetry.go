@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"time"
 
@@ -18,8 +19,12 @@ import (
 
 // instrumentation names the library to OpenTelemetry. The tracer and the
 // instruments come from the global providers, no-ops until a program
-// installs its own (package otel of this module does): off, they cost a
-// call each.
+// installs its own (package otel of this module does). Off, telemetry
+// costs a check per call site and no allocation: spans are not started
+// while tracing() is false, and measurements are not built for an
+// instrument that is not Enabled; the API's no-ops would take the names,
+// options and attribute sets built for them and drop them, a dozen
+// allocations a step (bench/telemetry measures it).
 const instrumentation = "github.com/lambdaworkflow/workflow"
 
 var (
@@ -41,6 +46,25 @@ var (
 	queueLag           = histogram("workflow.queue.lag", "s", "From when a message was due to when a worker picked it up.")
 	replayLength       = histogram("workflow.replay.events", "{event}", "Events an invocation replayed before going live.")
 )
+
+// apiTracerProvider is the API's own global tracer provider, which
+// delegates to the one a program installs; nil if a provider was installed
+// before this package was initialized.
+var apiTracerProvider = func() trace.TracerProvider {
+	tp := otel.GetTracerProvider()
+	if reflect.TypeOf(tp).String() != "*global.tracerProvider" {
+		return nil
+	}
+	return tp
+}()
+
+// tracing reports whether a program installed a tracer provider (any,
+// even a no-op of its own): until then the engine starts no spans.
+func tracing() bool { return otel.GetTracerProvider() != apiTracerProvider }
+
+// noSpan is what a span start returns while tracing is off: a span that
+// records nothing and ends nothing.
+var noSpan = trace.SpanFromContext(context.Background())
 
 func counter(name, unit, desc string) metric.Int64Counter {
 	c, _ := meter.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
@@ -64,6 +88,9 @@ const (
 
 // traceParent is the W3C traceparent of the span in ctx, "" if none.
 func traceParent(ctx context.Context) string {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return ""
+	}
 	carrier := propagation.MapCarrier{}
 	traceContext.Inject(ctx, carrier)
 	return carrier["traceparent"]
@@ -92,7 +119,7 @@ func RecordQueueLag(ctx context.Context, msg world.Message, sent, now time.Time)
 	if due.IsZero() {
 		due = sent
 	}
-	if due.IsZero() {
+	if due.IsZero() || !queueLag.Enabled(ctx) {
 		return
 	}
 	queueLag.Record(ctx, max(now.Sub(due), 0).Seconds())
@@ -105,6 +132,13 @@ func RecordQueueLag(ctx context.Context, msg world.Message, sent, now time.Time)
 // invocation that suspended) is linked. A run started without a trace
 // gets a trace per invocation, parented on what woke it.
 func (inv *invocation) startInvocationSpan(ctx context.Context, events []world.Event) {
+	inv.began, inv.outcome = time.Now(), "ended"
+	if replayLength.Enabled(ctx) {
+		replayLength.Record(ctx, float64(len(events)))
+	}
+	if !tracing() {
+		return
+	}
 	woke := trace.SpanContextFromContext(ctx)
 	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(
 		attrRunID.String(inv.run.ID), attrWorkflow.String(inv.run.Workflow))}
@@ -118,29 +152,30 @@ func (inv *invocation) startInvocationSpan(ctx context.Context, events []world.E
 		}
 	}
 	_, inv.span = tracer.Start(parent, "workflow.invocation "+inv.run.Workflow, opts...)
-	inv.began, inv.outcome = time.Now(), "ended"
 	if inv.span.IsRecording() {
 		inv.span.SetAttributes(attribute.Int("workflow.replay.events", len(events)))
 	}
-	replayLength.Record(ctx, float64(len(events)))
 }
 
 // endInvocationSpan ends the invocation's span and records its duration
 // with how it ended: ended, suspended, handoff or error.
 func (inv *invocation) endInvocationSpan(err error) {
-	if inv.span == nil {
-		return
-	}
 	outcome := inv.outcome
 	if err != nil {
 		outcome = "error"
-		inv.span.RecordError(err)
-		inv.span.SetStatus(codes.Error, err.Error())
 	}
-	inv.span.SetAttributes(attrOutcome.String(outcome))
-	inv.span.End()
-	invocationDuration.Record(inv.ctx, time.Since(inv.began).Seconds(),
-		metric.WithAttributes(attrWorkflow.String(inv.run.Workflow), attrOutcome.String(outcome)))
+	if inv.span != nil {
+		if err != nil {
+			inv.span.RecordError(err)
+			inv.span.SetStatus(codes.Error, err.Error())
+		}
+		inv.span.SetAttributes(attrOutcome.String(outcome))
+		inv.span.End()
+	}
+	if invocationDuration.Enabled(inv.ctx) {
+		invocationDuration.Record(inv.ctx, time.Since(inv.began).Seconds(),
+			metric.WithAttributes(attrWorkflow.String(inv.run.Workflow), attrOutcome.String(outcome)))
+	}
 }
 
 // traced is the invocation's context with its span, for what it starts:
@@ -153,8 +188,11 @@ func (inv *invocation) traced() context.Context {
 }
 
 // startStepSpan starts the span of one step attempt, under the
-// invocation's.
+// invocation's; none (a nil span) while tracing is off.
 func (inv *invocation) startStepSpan(ctx context.Context, op *Op, attempt int) (context.Context, trace.Span) {
+	if inv.span == nil {
+		return ctx, nil
+	}
 	return tracer.Start(trace.ContextWithSpan(ctx, inv.span), "workflow.step "+op.Name, trace.WithAttributes(
 		attrRunID.String(inv.run.ID), attrStep.String(op.Name), attrAttempt.Int(attempt)))
 }
@@ -162,11 +200,13 @@ func (inv *invocation) startStepSpan(ctx context.Context, op *Op, attempt int) (
 // endStepSpan ends an attempt's span and counts the attempt by outcome:
 // completed, retrying, failed, or abandoned (its result came too late).
 func (inv *invocation) endStepSpan(r stepResult, outcome string) {
-	attrs := metric.WithAttributes(attrWorkflow.String(inv.run.Workflow), attrStep.String(r.op.Name), attrOutcome.String(outcome))
-	stepAttempts.Add(inv.ctx, 1, attrs)
-	stepDuration.Record(inv.ctx, r.took.Seconds(), attrs)
-	if r.err != nil {
-		stepFailures.Add(inv.ctx, 1, attrs)
+	if stepAttempts.Enabled(inv.ctx) || stepDuration.Enabled(inv.ctx) || stepFailures.Enabled(inv.ctx) {
+		attrs := metric.WithAttributes(attrWorkflow.String(inv.run.Workflow), attrStep.String(r.op.Name), attrOutcome.String(outcome))
+		stepAttempts.Add(inv.ctx, 1, attrs)
+		stepDuration.Record(inv.ctx, r.took.Seconds(), attrs)
+		if r.err != nil {
+			stepFailures.Add(inv.ctx, 1, attrs)
+		}
 	}
 	if r.span == nil {
 		return
@@ -181,13 +221,38 @@ func (inv *invocation) endStepSpan(r stepResult, outcome string) {
 
 // countEnd counts a run's end by status.
 func (inv *invocation) countEnd(end world.EventType) {
+	if !runsFinished.Enabled(inv.ctx) {
+		return
+	}
 	status := strings.TrimPrefix(string(end), "run_") // completed, failed, cancelled
 	runsFinished.Add(inv.ctx, 1, metric.WithAttributes(attrWorkflow.String(inv.run.Workflow), attrStatus.String(status)))
 }
 
+// countResume counts an invocation that picked up a started run.
+func (inv *invocation) countResume() {
+	if runsResumed.Enabled(inv.ctx) {
+		runsResumed.Add(inv.ctx, 1, metric.WithAttributes(attrWorkflow.String(inv.run.Workflow)))
+	}
+}
+
+// startRunSpan starts the span of a run's start, and counts it.
+func startRunSpan(ctx context.Context, nr NewRun) (context.Context, trace.Span) {
+	if runsStarted.Enabled(ctx) {
+		runsStarted.Add(ctx, 1, metric.WithAttributes(attrWorkflow.String(nr.Workflow)))
+	}
+	if !tracing() {
+		return ctx, noSpan
+	}
+	return StartSpan(ctx, "workflow.start "+nr.Workflow, trace.SpanKindProducer, attrRunID.String(nr.ID), attrWorkflow.String(nr.Workflow))
+}
+
 // StartSpan starts a span of the library's own, for the root package
-// (run start, hook resume, webhook request, reply streaming).
+// (run start, hook resume, webhook request, reply streaming); while
+// tracing is off, a span that records nothing, and ctx as it is.
 func StartSpan(ctx context.Context, name string, kind trace.SpanKind, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
+	if !tracing() {
+		return ctx, noSpan
+	}
 	return tracer.Start(ctx, name, trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
 }
 
