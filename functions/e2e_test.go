@@ -2,13 +2,13 @@
 // `sam validate --lint`, built with `sam build` (which calls the
 // Makefile's build-* targets) and deployed with `sam deploy` to MiniStack's
 // CloudFormation by the same script as `make local`; then an order goes
-// through the functions as it would on AWS.
+// through the functions as it would on AWS. deploy_test.go deploys a
+// stack twice, with runs in flight.
 package functions_test
 
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os/exec"
@@ -22,17 +22,7 @@ import (
 )
 
 func TestEndToEndOnEmulator(t *testing.T) {
-	requireEmulator(t)
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// On a fresh machine scripts/sam.sh first installs the SAM CLI, which
-	// takes a couple of minutes: not part of the test's own time.
-	install := exec.CommandContext(t.Context(), filepath.Join(root, "scripts", "sam.sh"), "--version")
-	if out, err := install.CombinedOutput(); err != nil {
-		t.Fatalf("installing the SAM CLI: %v\n%s", err, out)
-	}
+	root, stack, token := newStack(t, "wf-e2e-")
 
 	// About 40 s with a warm Go build cache; cold, cross-compiling the AWS
 	// SDK for the functions takes minutes more.
@@ -45,8 +35,6 @@ func TestEndToEndOnEmulator(t *testing.T) {
 		t.Fatalf("sam validate --lint: %v\n%s", err, out)
 	}
 
-	stack := "wf-e2e-" + strings.ToLower(rand.Text()[:10])
-	token := rand.Text()
 	out := deployStack(t, ctx, root, stack, token)
 	t.Logf("built and deployed %s in %v", stack, time.Since(start).Round(time.Millisecond))
 	checkDefences(t, ctx, out)
@@ -57,60 +45,31 @@ func TestEndToEndOnEmulator(t *testing.T) {
 	api := &apiClient{base: out["ApiUrl"], token: token}
 
 	orderID := "e2e-" + strings.ToLower(rand.Text()[:8])
-	order := lambdaapp.Order{ID: orderID, Items: []lambdaapp.Item{{SKU: "tea", Quantity: 3, UnitCents: 450}}}
-	if status, body := api.do(t, ctx, "POST", "/orders", order); status != http.StatusAccepted {
-		t.Fatalf("POST /orders: %d %s", status, body)
-	}
-
-	// The flow function prices the order in a step, then publishes the
-	// webhook: its URL shows among the run's attributes.
-	var st struct {
-		Status  string             `json:"status"`
-		Webhook string             `json:"webhook"`
-		Receipt *lambdaapp.Receipt `json:"receipt"`
-	}
-	waitFor(t, ctx, "the order's webhook", func() bool {
-		api.get(t, ctx, "/orders/"+orderID, &st)
-		return st.Webhook != ""
-	})
-	if !strings.HasPrefix(st.Webhook, out["WebhookUrl"]) {
-		t.Fatalf("webhook URL %q is not under the stack's webhook URL %q", st.Webhook, out["WebhookUrl"])
+	webhook := placeOrder(t, ctx, api, orderID)
+	if !strings.HasPrefix(webhook, out["WebhookUrl"]) {
+		t.Fatalf("webhook URL %q is not under the stack's webhook URL %q", webhook, out["WebhookUrl"])
 	}
 
 	// A call the workflow refuses gets a step's 400, and the workflow waits
 	// for the next one.
-	if status, _, body := post(t, ctx, st.Webhook, `{"accept": "yes"}`); status != http.StatusBadRequest {
+	if status, _, body := post(t, ctx, webhook, `{"accept": "yes"}`); status != http.StatusBadRequest {
 		t.Fatalf("webhook with a bad body: %d %q, want 400", status, body)
 	}
 	if status, _, _ := post(t, ctx, out["WebhookUrl"]+".well-known/workflow/v1/webhook/hk_nosuchtoken", `{}`); status != http.StatusNotFound {
 		t.Fatalf("webhook with an unknown token: %d, want 404", status)
 	}
-	status, header, body := post(t, ctx, st.Webhook, `{"accept": true, "name": "Ada"}`)
-	if status != http.StatusOK || header.Get("Content-Type") != "application/x-ndjson" {
-		t.Fatalf("webhook: %d %s %q", status, header.Get("Content-Type"), body)
-	}
-	lines := strings.Split(strings.TrimSpace(body), "\n")
-	want := fmt.Sprintf(`{"orderId":%q,"pricedBy":%q,"totalCents":1350}`, orderID, out["FlowFunctionName"])
+	lines := confirmOrder(t, ctx, webhook, "Ada")
+	want := fmt.Sprintf(`{"orderId":%q,"pricedBy":%q,"totalCents":%d}`, orderID, out["FlowFunctionName"], orderCents)
 	if len(lines) != 2 || lines[0] != want || lines[1] != `{"accepted":true,"next":"awaiting approval"}` {
-		t.Fatalf("webhook reply:\n%s\nwant first line %s (the step ran in the flow function)", body, want)
+		t.Fatalf("webhook reply:\n%s\nwant first line %s (the step ran in the flow function)", strings.Join(lines, "\n"), want)
 	}
 
-	var receipt lambdaapp.Receipt
-	if status, body := api.do(t, ctx, "POST", "/orders/"+orderID+"/approval", lambdaapp.Approval{Approve: true, Approver: "Grace"}); status != http.StatusOK {
-		t.Fatalf("approval: %d %s", status, body)
-	} else if err := json.Unmarshal(body, &receipt); err != nil {
-		t.Fatalf("approval reply %s: %v", body, err)
-	}
-	wantReceipt := lambdaapp.Receipt{OrderID: orderID, Status: "approved", TotalCents: 1350, PricedBy: out["FlowFunctionName"], ConfirmedBy: "Ada", ApprovedBy: "Grace"}
+	receipt := approveOrder(t, ctx, api, orderID, "Grace")
+	wantReceipt := lambdaapp.Receipt{OrderID: orderID, Status: "approved", TotalCents: orderCents, PricedBy: out["FlowFunctionName"], ConfirmedBy: "Ada", ApprovedBy: "Grace"}
 	if receipt != wantReceipt {
 		t.Fatalf("receipt %+v, want %+v", receipt, wantReceipt)
 	}
-
-	waitFor(t, ctx, "the run to complete", func() bool {
-		api.get(t, ctx, "/orders/"+orderID, &st)
-		return st.Status == "completed"
-	})
-	if st.Receipt == nil || *st.Receipt != wantReceipt {
+	if st := awaitCompletion(t, ctx, api, orderID); st.Receipt == nil || *st.Receipt != wantReceipt {
 		t.Fatalf("run result %+v, want %+v", st.Receipt, wantReceipt)
 	}
 	// Every message the flow function took is settled: after one more

@@ -2,6 +2,7 @@ package functions_test
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -21,18 +22,50 @@ import (
 	"github.com/lambdaworkflow/workflow/internal/emulator"
 )
 
+// newStack prepares a test that deploys a stack: it returns the
+// repository's root, a fresh stack name starting with prefix and an API
+// token. On a fresh machine scripts/sam.sh first installs the SAM CLI,
+// which takes a couple of minutes, not part of the test's own time.
+func newStack(t *testing.T, prefix string) (root, stack, token string) {
+	requireEmulator(t)
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	install := exec.CommandContext(t.Context(), filepath.Join(root, "scripts", "sam.sh"), "--version")
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("installing the SAM CLI: %v\n%s", err, out)
+	}
+	return root, prefix + strings.ToLower(rand.Text()[:10]), rand.Text()
+}
+
 // deployStack deploys the template as stack with scripts/local.sh and
 // returns its outputs; the stack and the resources it retains are deleted
 // when the test ends.
 func deployStack(t *testing.T, ctx context.Context, root, stack, token string) map[string]string {
-	cmd := exec.CommandContext(ctx, filepath.Join(root, "scripts", "local.sh"), "deploy", stack)
-	cmd.Env = append(os.Environ(), "AWS_ENDPOINT_URL="+emulator.Endpoint, "API_BEARER_TOKEN="+token)
-	var logs strings.Builder
-	cmd.Stderr = &logs
 	t.Cleanup(func() {
 		deleteStack(t, root, stack)
 		os.RemoveAll(filepath.Join(root, ".aws-sam", "local", stack))
 	})
+	out, logs := deploy(t, ctx, root, stack, token)
+	for _, k := range []string{"WebhookUrl", "ApiUrl", "TableName", "BucketName", "QueueUrl", "DeadLetterQueueUrl", "FlowFunctionName"} {
+		if out[k] == "" {
+			t.Fatalf("stack output %s missing; got %v\n%s", k, out, logs)
+		}
+	}
+	t.Cleanup(func() { deleteRetained(t, out["TableName"], out["BucketName"]) })
+	return out
+}
+
+// deploy builds and deploys stack with scripts/local.sh, its environment
+// the test's plus env, and returns the stack's outputs and what the
+// script logged (the deploy gate's report among it).
+func deploy(t *testing.T, ctx context.Context, root, stack, token string, env ...string) (map[string]string, string) {
+	cmd := exec.CommandContext(ctx, filepath.Join(root, "scripts", "local.sh"), "deploy", stack)
+	cmd.Env = append(os.Environ(), "AWS_ENDPOINT_URL="+emulator.Endpoint, "API_BEARER_TOKEN="+token)
+	cmd.Env = append(cmd.Env, env...)
+	var logs strings.Builder
+	cmd.Stderr = &logs
 	stdout, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("scripts/local.sh deploy %s: %v\n%s", stack, err, logs.String())
@@ -43,13 +76,7 @@ func deployStack(t *testing.T, ctx context.Context, root, stack, token string) m
 			out[k] = v
 		}
 	}
-	for _, k := range []string{"WebhookUrl", "ApiUrl", "TableName", "BucketName", "QueueUrl", "DeadLetterQueueUrl", "FlowFunctionName"} {
-		if out[k] == "" {
-			t.Fatalf("stack output %s missing; got %v\n%s", k, out, logs.String())
-		}
-	}
-	t.Cleanup(func() { deleteRetained(t, out["TableName"], out["BucketName"]) })
-	return out
+	return out, logs.String()
 }
 
 func deleteStack(t *testing.T, root, stack string) {
