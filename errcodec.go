@@ -117,6 +117,8 @@ func toRecord(err error) *errorRecord {
 		switch {
 		case err == engine.ErrMaxEvents, err == ErrMaxEventsExceeded: //nolint:errorlint // this link itself; a wrapper is a link of its own
 			r.Kind = "max_events"
+		case err == engine.ErrStuck, err == ErrRunStuck: //nolint:errorlint // as above
+			r.Kind = "stuck"
 		case isRegisteredType(r.Type):
 			r.Kind, r.Data = "registered", mustMarshal(err)
 		}
@@ -185,6 +187,8 @@ func fromRecord(r *errorRecord) error {
 		return e
 	case "max_events":
 		return ErrMaxEventsExceeded
+	case "stuck":
+		return ErrRunStuck
 	}
 	registered.RLock()
 	sentinel, isSentinel := registered.sentinels[r.Type+"\x00"+r.Message]

@@ -48,6 +48,11 @@ type WorkerOptions struct {
 	// registry lacks fails at once ("workflow "x" is not registered in
 	// deployment y"). Left empty, such a run is left for another worker.
 	Deployment string
+	// StuckAfter is how long a run may be overdue with nothing moving it
+	// (its message lost: see [Worker.CheckStuck]) before Run re-queues it,
+	// and after as long again, fails it with [ErrRunStuck] (default 15
+	// min). Run checks a third as often. Negative: Run never checks.
+	StuckAfter time.Duration
 	// Replace swaps steps for others, e.g. fakes in tests.
 	Replace []StepReplacement
 	// WebhookBaseURL is where the webhook route is served, e.g.
@@ -104,7 +109,8 @@ func NewWorker(w world.World, opts WorkerOptions) *Worker {
 			e.StepOverrides[r.name] = r.fn
 		}
 	}
-	return &Worker{w: &engine.Worker{Engine: e, Concurrency: cmpOr(opts.Concurrency, 64), Visibility: opts.Visibility}}
+	return &Worker{w: &engine.Worker{Engine: e, Concurrency: cmpOr(opts.Concurrency, 64), Visibility: opts.Visibility,
+		StuckAfter: cmp.Or(opts.StuckAfter, engine.DefaultStuckAfter)}}
 }
 
 func cmpOr(v, fallback int) int {

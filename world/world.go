@@ -301,11 +301,12 @@ type Leaser interface {
 	// another owner took it or it was released, the error matches
 	// ErrLeaseLost. A lease past its Until that nobody took is still held.
 	RenewLease(ctx context.Context, runID string, lease Lease) error
-	// ReleaseLease frees the lease owner holds (ErrLeaseLost if it holds
-	// none) and returns the run's LastSlot as the release saw it, so the
-	// releaser learns of events appended after its last read: the lease
-	// kept other invocations from acting on them.
-	ReleaseLease(ctx context.Context, runID, owner string) (lastSlot int64, err error)
+	// ReleaseLease frees the lease release.Owner holds (ErrLeaseLost if it
+	// holds none) and returns the run's LastSlot as the release saw it, so
+	// the releaser learns of events appended after its last read: the
+	// lease kept other invocations from acting on them. In the same write
+	// it records when the run is next due (see Release and Overdue).
+	ReleaseLease(ctx context.Context, runID string, release Release) (lastSlot int64, err error)
 	// AppendLeased is AppendEvents by the holder of the run's lease: if
 	// owner does not hold it (another owner took it, or it was released)
 	// nothing is written and the error matches ErrLeaseLost. This fences

@@ -49,7 +49,7 @@ func (inv *invocation) drive(events []world.Event) error {
 		if err != nil || end == ended {
 			return err
 		}
-		missed, err := inv.releaseLease()
+		missed, err := inv.releaseLease(end == suspended)
 		if err != nil {
 			return err
 		}

@@ -155,7 +155,7 @@ func (e *Engine) Process(ctx context.Context, runID string) error {
 	if err != nil {
 		return err
 	}
-	defer func() { _, _ = inv.releaseLease() }() // on the error paths; drive releases on suspension
+	defer func() { _, _ = inv.releaseLease(false) }() // on the error paths; drive releases on suspension
 	events, err := e.World.Events(ctx, runID, 0)
 	if err == nil {
 		inv.startInvocationSpan(ctx, events)

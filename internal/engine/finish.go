@@ -308,6 +308,16 @@ func Cancel(ctx context.Context, w world.World, runID, reason string, encoded js
 	if err != nil {
 		return err
 	}
+	ev := world.Event{Type: world.RunCancelled, Payload: mustJSON(runFinishedPayload{Reason: reason}), CreatedAt: now}
+	return endFromOutside(ctx, w, runID, events, ev, &world.RunUpdate{Status: world.StatusCancelled, Error: encoded})
+}
+
+// endFromOutside appends a run's end (ev, with update) after its log
+// events, releasing first the hook tokens the log records and any whose
+// creation lands before the end, then queues a message, so that a worker
+// does what follows a run's end (afterFinish): closing its streams,
+// telling its parent.
+func endFromOutside(ctx context.Context, w world.World, runID string, events []world.Event, ev world.Event, update *world.RunUpdate) error {
 	release := func(events []world.Event) error {
 		held, err := holdingsOf(events)
 		if err != nil {
@@ -318,8 +328,6 @@ func Cancel(ctx context.Context, w world.World, runID, reason string, encoded js
 	if err := release(events); err != nil {
 		return err
 	}
-	ev := world.Event{Type: world.RunCancelled, Payload: mustJSON(runFinishedPayload{Reason: reason}), CreatedAt: now}
-	update := &world.RunUpdate{Status: world.StatusCancelled, Error: encoded}
 	if _, err := appendFrom(ctx, w, runID, int64(len(events))+1, ev, update, 0, release); err != nil {
 		return err
 	}

@@ -104,8 +104,11 @@ func (l *runLease) mayRun() bool { return l.leaser == nil || l.held }
 // log that this invocation has not applied: while it held the lease, a
 // second delivery for them was deferred to it, so it must act on them. A
 // finished run's lease is left to lapse, which saves a write: nothing
-// drives a finished run.
-func (inv *invocation) releaseLease() (missed bool, err error) {
+// drives a finished run. The release tells the World when the run is next
+// due (world.Release): at its earliest wake-up if suspended, at once if
+// handed off or failed, so that the stuck-run check (stuck.go) knows
+// whether something should be moving it.
+func (inv *invocation) releaseLease(suspended bool) (missed bool, err error) {
 	l := inv.lease
 	if !l.held {
 		return false, nil
@@ -118,7 +121,11 @@ func (inv *invocation) releaseLease() (missed bool, err error) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(inv.ctx), releaseTimeout)
 	defer cancel()
-	last, err := l.leaser.ReleaseLease(ctx, inv.run.ID, l.owner)
+	release := world.Release{Owner: l.owner, Seen: inv.lastSlot.Load(), Suspended: suspended}
+	if suspended {
+		release.Wake = inv.nextDue()
+	}
+	last, err := l.leaser.ReleaseLease(ctx, inv.run.ID, release)
 	if err != nil && !errors.Is(err, world.ErrLeaseLost) {
 		return false, err
 	}

@@ -19,6 +19,9 @@ type Worker struct {
 	// outlast an invocation, or another worker starts the run twice
 	// (harmless, but wasted work).
 	Visibility time.Duration
+	// StuckAfter is the threshold of the stuck-run check (stuck.go), which
+	// Serve runs every third of it; negative: Serve does not check.
+	StuckAfter time.Duration
 
 	locks runLocks // one invocation per run in this process
 	// inflight counts deliveries being handled; the test harness reads it
@@ -32,6 +35,11 @@ func (w *Worker) Serve(ctx context.Context) error {
 	n := max(w.Concurrency, 1)
 	sem := make(chan struct{}, n)
 	failing := world.NewPace(1) // spaces receives while the queue fails
+	var checks sync.WaitGroup
+	defer checks.Wait()
+	if _, ok := w.Engine.World.(world.Overdue); ok && w.StuckAfter > 0 {
+		checks.Go(func() { w.checkStuckPeriodically(ctx) })
+	}
 	for {
 		select {
 		case sem <- struct{}{}:
@@ -57,6 +65,24 @@ func (w *Worker) Serve(ctx context.Context) error {
 			defer func() { <-sem; w.busy.Add(-1); w.inflight.Done() }()
 			w.Handle(ctx, d)
 		}()
+	}
+}
+
+// checkStuckPeriodically runs the stuck-run check every third of its
+// threshold until ctx is done, so that a run that lost its message moves
+// again within StuckAfter and a third.
+func (w *Worker) checkStuckPeriodically(ctx context.Context) {
+	tick := time.NewTicker(w.StuckAfter / 3)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if _, err := w.Engine.CheckStuck(ctx, w.StuckAfter); err != nil && ctx.Err() == nil {
+			w.Engine.logger().Warn("workflow: checking for stuck runs failed; the next check tries again", "err", err)
+		}
 	}
 }
 

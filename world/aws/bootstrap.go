@@ -40,8 +40,8 @@ const tableWait = 5 * time.Minute
 // same settings. A table or bucket that exists already is kept as it is;
 // SQS returns an existing queue only if its attributes match.
 //
-//   - table: on-demand, key (pk, sk), the two run listing indexes, TTL on
-//     expiresAt;
+//   - table: on-demand, key (pk, sk), the two run listing indexes, the
+//     keys-only index of runs by due time (overdue.go), TTL on expiresAt;
 //   - queue: standard, default delay and receive wait 0 (the SDK cannot
 //     send a zero, so the World relies on these defaults), 14 days'
 //     retention; a dead-letter queue if names.DeadLetterAfter is set;
@@ -75,14 +75,17 @@ func createTable(ctx context.Context, ddb *dynamodb.Client, table string) error 
 		}
 	}
 	all := &ddbtypes.Projection{ProjectionType: ddbtypes.ProjectionTypeAll}
+	keysOnly := &ddbtypes.Projection{ProjectionType: ddbtypes.ProjectionTypeKeysOnly}
+	due := ddbtypes.AttributeDefinition{AttributeName: aws.String(attrDue), AttributeType: ddbtypes.ScalarAttributeTypeN}
 	_, err := ddb.CreateTable(ctx, &dynamodb.CreateTableInput{
 		TableName:            aws.String(table),
 		BillingMode:          ddbtypes.BillingModePayPerRequest,
-		AttributeDefinitions: []ddbtypes.AttributeDefinition{str(attrPK), str(attrSK), str(attrListAll), str(attrWorkflow), str(attrCreated)},
+		AttributeDefinitions: []ddbtypes.AttributeDefinition{str(attrPK), str(attrSK), str(attrListAll), str(attrWorkflow), str(attrCreated), str(attrDueShard), due},
 		KeySchema:            key(attrPK, attrSK),
 		GlobalSecondaryIndexes: []ddbtypes.GlobalSecondaryIndex{
 			{IndexName: aws.String(indexAll), KeySchema: key(attrListAll, attrCreated), Projection: all},
 			{IndexName: aws.String(indexWorkflow), KeySchema: key(attrWorkflow, attrCreated), Projection: all},
+			{IndexName: aws.String(indexDue), KeySchema: key(attrDueShard, attrDue), Projection: keysOnly},
 		},
 	})
 	var inUse *ddbtypes.ResourceInUseException

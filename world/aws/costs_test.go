@@ -86,7 +86,10 @@ func TestCallCosts(t *testing.T) {
 			_, err := w.AppendLeased(ctx, "a", "r", 4, []world.Event{testEvent(world.StepStarted, "")}, nil)
 			return err
 		}, ok, calls{"DynamoDB.TransactWriteItems": 1}},
-		{"ReleaseLease", w, func(ctx context.Context) error { _, err := w.ReleaseLease(ctx, "r", "a"); return err },
+		{"ReleaseLease", w, func(ctx context.Context) error {
+			_, err := w.ReleaseLease(ctx, "r", world.Release{Owner: "a", Seen: 4, Suspended: true})
+			return err
+		},
 			ok, calls{"DynamoDB.UpdateItem": 1}},
 		{"ClaimHook of a free token", w, func(ctx context.Context) error { _, err := w.ClaimHook(ctx, hook, false); return err },
 			ok, calls{"DynamoDB.PutItem": 1}},

@@ -110,6 +110,12 @@ func (w *World) appendItems(runID, owner string, from int64, events []eventItem,
 	if expires != 0 {
 		next = next.Set(expression.Name(attrExpiresAt), expression.Value(expires))
 	}
+	switch {
+	case change != nil && change.Status.Terminal():
+		next = next.Remove(expression.Name(attrDue))
+	case owner == "":
+		next = w.setDue(next, runID, w.now()) // a message follows an outside write
+	}
 	cond := expression.And(
 		expression.AttributeExists(expression.Name(attrPK)),
 		expression.Name("next").Equal(expression.Value(from)),

@@ -26,6 +26,12 @@ const (
 	attrWorkflow  = "workflow"
 	attrCreated   = "created"
 
+	// indexDue lists the runs with a due time (see overdue.go), sparse and
+	// keys only: partition attrDueShard (one of dueShards), sort attrDue.
+	indexDue     = "runs-by-due"
+	attrDueShard = "dueShard"
+	attrDue      = "due"
+
 	// attrExpiresAt is the table's TTL attribute (Unix seconds). DynamoDB
 	// deletes expired items lazily (within days), so readers check expiry
 	// themselves (expired).
@@ -99,6 +105,12 @@ type logHead struct {
 	LeaseOwner string `json:"leaseOwner,omitempty"`
 	LeaseUntil int64  `json:"leaseUntil,omitempty"`
 	ExpiresAt  int64  `json:"expiresAt,omitempty"` // set with Finished, unless kept for ever
+	// DueShard and Due (Unix milliseconds, absent: never) say when the
+	// run is next due to move; Requeued is the last slot when the
+	// stuck-run check re-queued it (overdue.go).
+	DueShard string `json:"dueShard,omitempty"`
+	Due      int64  `json:"due,omitempty"`
+	Requeued int64  `json:"requeued,omitempty"`
 }
 
 // eventItem is one entry of a run's log.

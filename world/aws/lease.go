@@ -66,16 +66,29 @@ func (w *World) RenewLease(ctx context.Context, runID string, lease world.Lease)
 }
 
 // ReleaseLease implements world.Leaser with one conditional UpdateItem,
-// whose answer (the head, written or refused) holds the next slot.
-func (w *World) ReleaseLease(ctx context.Context, runID, owner string) (int64, error) {
-	remove := expression.Remove(expression.Name("leaseOwner")).Remove(expression.Name("leaseUntil"))
-	found, refused, err := w.updateIf(ctx, w.logHeadKey(runID), remove, leaseHeldBy(owner))
+// whose answer (the head, written or refused) holds the next slot. A
+// suspension is recorded on condition that the log is as the releaser saw
+// it; if it grew meanwhile, a second UpdateItem makes the run due now.
+func (w *World) ReleaseLease(ctx context.Context, runID string, r world.Release) (int64, error) {
+	update := expression.Remove(expression.Name("leaseOwner")).Remove(expression.Name("leaseUntil"))
+	cond := leaseHeldBy(r.Owner)
+	if r.Suspended {
+		update = w.setDue(update.Remove(expression.Name("requeued")), runID, r.Wake)
+		cond = cond.And(expression.Name("next").Equal(expression.Value(r.Seen + 1)))
+	} else {
+		update = w.setDue(update, runID, w.now())
+	}
+	found, refused, err := w.updateIf(ctx, w.logHeadKey(runID), update, cond)
 	if err != nil {
 		return 0, fmt.Errorf("release lease of run %s: %w", runID, err)
 	}
 	head, err := decodeHead(runID, found)
 	if err != nil {
 		return 0, fmt.Errorf("release lease of run %s: %w", runID, errors.Join(world.ErrLeaseLost, err))
+	}
+	if refused && r.Suspended && head.LeaseOwner == r.Owner {
+		// Still ours: the log grew after the releaser's last look.
+		return w.ReleaseLease(ctx, runID, world.Release{Owner: r.Owner, Seen: r.Seen})
 	}
 	if refused {
 		// Also what the SDK's retry of a release whose answer was lost

@@ -71,11 +71,15 @@ func (w *World) createRunItems(item *runItem, events []eventItem) ([]types.Trans
 	if err != nil {
 		return nil, err
 	}
-	headAV, err := marshalItem(logHead{
+	head := logHead{
 		itemKeys: itemKeys{PK: item.PK, SK: skLogHead},
 		Next:     int64(len(events)) + 1,
 		Finished: item.Status.Terminal(),
-	})
+	}
+	if !head.Finished {
+		head.DueShard, head.Due = dueShard(item.ID), w.now().UnixMilli() // its first message follows
+	}
+	headAV, err := marshalItem(head)
 	if err != nil {
 		return nil, err
 	}

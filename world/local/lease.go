@@ -54,10 +54,11 @@ func (w *World) RenewLease(_ context.Context, runID string, lease world.Lease) e
 }
 
 // ReleaseLease implements world.Leaser.
-func (w *World) ReleaseLease(_ context.Context, runID, owner string) (int64, error) {
+func (w *World) ReleaseLease(_ context.Context, runID string, release world.Release) (int64, error) {
 	var last int64
 	err := w.write(func(s *writeStmts) error {
-		err := s.releaseLease.QueryRow(runID, owner).Scan(&last)
+		err := s.releaseLease.QueryRow(runID, release.Owner, release.Seen, release.Suspended,
+			timeArg(w.clock.Now()), timeArg(release.Wake)).Scan(&last)
 		if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}

@@ -12,8 +12,8 @@ import (
 )
 
 // TestUpgradeToLeases opens a database of schema version 1, from before
-// run leases (and retention): the World adds the lease columns and keeps
-// the runs.
+// run leases (and retention, and due times): the World adds the lease
+// columns and keeps the runs.
 func TestUpgradeToLeases(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
@@ -28,6 +28,7 @@ func TestUpgradeToLeases(t *testing.T) {
 	_, err = db.Exec(`ALTER TABLE runs DROP COLUMN lease_owner; ALTER TABLE runs DROP COLUMN lease_until;
 		ALTER TABLE runs DROP COLUMN lease_world;
 		DROP INDEX runs_finished; DROP INDEX streams_closed; ALTER TABLE streams DROP COLUMN closed_at;
+		DROP INDEX runs_due; ALTER TABLE runs DROP COLUMN due_at; ALTER TABLE runs DROP COLUMN requeued_slot;
 		PRAGMA user_version = 1`)
 	check(t, "downgrade to version 1", err)
 	check(t, "close", db.Close())
@@ -37,6 +38,11 @@ func TestUpgradeToLeases(t *testing.T) {
 	check(t, "AcquireLease after the upgrade", ignore(w.AcquireLease(ctx, run.ID, world.Lease{Owner: "a", Until: at.Add(time.Minute)}, at)))
 	if _, err := w.AcquireLease(ctx, run.ID, world.Lease{Owner: "b", Until: at.Add(time.Minute)}, at); !errors.Is(err, world.ErrLeaseHeld) {
 		t.Fatalf("the upgraded database does not keep leases: %v", err)
+	}
+	// A run of the old schema has no due time until its lease's release.
+	check(t, "ReleaseLease", ignore(w.ReleaseLease(ctx, run.ID, world.Release{Owner: "a", Seen: 1})))
+	if due, err := w.OverdueRuns(ctx, time.Now().Add(time.Hour), time.Now(), 10); err != nil || len(due) != 1 {
+		t.Fatalf("overdue runs after the upgrade: %+v, %v; want the released run", due, err)
 	}
 }
 

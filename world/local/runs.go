@@ -41,7 +41,7 @@ func (w *World) createRun(run world.Run, first []world.Event, msg *world.Message
 	err = w.writeAcked(func(s *writeStmts) error {
 		res, err := s.insertRun.Exec(run.ID, run.Workflow, string(run.Status), blobArg(run.Input), blobArg(run.Output),
 			blobArg(run.Error), attrs, timeArg(run.CreatedAt), timeArg(run.UpdatedAt),
-			boolArg(run.Status.Terminal()), len(first)+1)
+			boolArg(run.Status.Terminal()), len(first)+1, dueAtCreation(run, w.clock.Now()))
 		if err != nil {
 			return err
 		}
@@ -233,6 +233,7 @@ func (w *World) appendEvents(owner, runID string, from int64, events []world.Eve
 	if update != nil {
 		updatedAt = timeArg(w.clock.Now())
 	}
+	now := timeArg(w.clock.Now())
 	var missed []world.Event
 	write := w.write
 	if owner == "" {
@@ -244,10 +245,10 @@ func (w *World) appendEvents(owner, runID string, from int64, events []world.Eve
 		}
 		var res sql.Result
 		if update == nil {
-			res, err = s.advanceSlot.Exec(runID, from, from+int64(len(events)), nullIfEmpty(owner))
+			res, err = s.advanceSlot.Exec(runID, from, from+int64(len(events)), nullIfEmpty(owner), now)
 		} else {
 			res, err = s.advanceRun.Exec(runID, from, from+int64(len(events)), status, finished,
-				blobArg(u.Output), blobArg(u.Error), attrs, updatedAt, nullIfEmpty(owner))
+				blobArg(u.Output), blobArg(u.Error), attrs, updatedAt, nullIfEmpty(owner), now)
 		}
 		if err != nil {
 			return err

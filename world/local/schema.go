@@ -8,7 +8,7 @@ import (
 
 // schemaVersion is kept in PRAGMA user_version; a later version of this
 // package that changes the schema migrates from it.
-const schemaVersion = 3
+const schemaVersion = 4
 
 // Times are INTEGER Unix nanoseconds, NULL for the zero time; JSON fields
 // are BLOBs, NULL when empty.
@@ -28,12 +28,16 @@ CREATE TABLE runs (
 	next_slot   INTEGER NOT NULL,    -- the slot the next append must start at
 	lease_owner TEXT,                -- the invocation driving the run, NULL when none
 	lease_until INTEGER,             -- when that invocation's lease lapses unless renewed
-	lease_world TEXT                 -- the World (one Open of the directory) that granted the lease
+	lease_world TEXT,                -- the World (one Open of the directory) that granted the lease
+	due_at      INTEGER,             -- when the run is next due to move, NULL: never (see world.Overdue)
+	requeued_slot INTEGER            -- the last slot when the stuck-run check re-queued it, NULL: not since a suspension
 );
 CREATE INDEX runs_by_workflow ON runs(workflow);
 CREATE INDEX runs_by_status ON runs(status);
 -- The sweep's order; partial, so that no append of a running run writes it.
 CREATE INDEX runs_finished ON runs(updated_at) WHERE finished = 1;
+-- The stuck-run check's order; partial, so that waiting runs cost it nothing.
+CREATE INDEX runs_due ON runs(due_at) WHERE due_at IS NOT NULL;
 
 -- Clustered on (run_id, slot): a run's log is one range of the B-tree.
 CREATE TABLE events (
@@ -96,6 +100,11 @@ var upgrades = []string{
 	`CREATE INDEX runs_finished ON runs(updated_at) WHERE finished = 1;
 	ALTER TABLE streams ADD COLUMN closed_at INTEGER;
 	CREATE INDEX streams_closed ON streams(closed_at) WHERE closed = 1;`,
+	// 3 → 4: stuck runs. Runs of older versions get no due time: the
+	// release of their lease sets one.
+	`ALTER TABLE runs ADD COLUMN due_at INTEGER;
+	ALTER TABLE runs ADD COLUMN requeued_slot INTEGER;
+	CREATE INDEX runs_due ON runs(due_at) WHERE due_at IS NOT NULL;`,
 }
 
 // migrate creates the schema in a new database, upgrades one written by an
@@ -159,12 +168,14 @@ func (s *writeStmts) prepare(ctx context.Context, conn *sql.Conn) error {
 		&s.commit:   `COMMIT`,
 		&s.rollback: `ROLLBACK`,
 
-		&s.insertRun: `INSERT INTO runs (` + runColumns + `, finished, next_slot)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+		&s.insertRun: `INSERT INTO runs (` + runColumns + `, finished, next_slot, due_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 		&s.runByID: `SELECT ` + runReadColumns + ` FROM runs WHERE id = ?`,
 		// The fast path of an append: it succeeds only if from is the next
 		// slot, the run is not finished and, for a leased append (?10 set),
-		// the writer holds the lease; NULL arguments leave a column be.
+		// the writer holds the lease; NULL arguments leave a column be. An
+		// append from outside the run (?10 NULL) makes it due at ?11; the
+		// end of the run clears its due time.
 		&s.advanceRun: `UPDATE runs SET
 				next_slot = ?3,
 				status = coalesce(?4, status),
@@ -172,19 +183,25 @@ func (s *writeStmts) prepare(ctx context.Context, conn *sql.Conn) error {
 				output = coalesce(?6, output),
 				error = coalesce(?7, error),
 				attributes = coalesce(json_patch(coalesce(attributes, '{}'), ?8), attributes),
-				updated_at = coalesce(?9, updated_at)
+				updated_at = coalesce(?9, updated_at),
+				due_at = CASE WHEN coalesce(?5, 0) = 1 THEN NULL WHEN ?10 IS NULL THEN ?11 ELSE due_at END
 			WHERE id = ?1 AND next_slot = ?2 AND finished = 0 AND (?10 IS NULL OR lease_owner = ?10)`,
 		// advanceRun for an append with no run update: it leaves the
 		// indexed status column alone, so that SQLite rewrites no page of
 		// its index (a step's append writes one page fewer).
-		&s.advanceSlot: `UPDATE runs SET next_slot = ?3
+		&s.advanceSlot: `UPDATE runs SET next_slot = ?3, due_at = CASE WHEN ?4 IS NULL THEN ?5 ELSE due_at END
 			WHERE id = ?1 AND next_slot = ?2 AND finished = 0 AND (?4 IS NULL OR lease_owner = ?4)`,
 		&s.runState: `SELECT next_slot, finished FROM runs WHERE id = ?`,
 
 		&s.acquireLease: `UPDATE runs SET lease_owner = ?2, lease_until = ?3, lease_world = ?5
 			WHERE id = ?1 AND (lease_owner IS NULL OR lease_owner = ?2 OR lease_until <= ?4)`,
 		&s.renewLease: `UPDATE runs SET lease_until = ?3 WHERE id = ?1 AND lease_owner = ?2`,
-		&s.releaseLease: `UPDATE runs SET lease_owner = NULL, lease_until = NULL, lease_world = NULL
+		// A suspension (?4) with no event after the releaser's last (?3)
+		// makes the run due at its wake-up (?6, NULL: never) and clears the
+		// check's re-queue mark; anything else makes it due now (?5).
+		&s.releaseLease: `UPDATE runs SET lease_owner = NULL, lease_until = NULL, lease_world = NULL,
+				due_at = CASE WHEN ?4 AND next_slot - 1 <= ?3 THEN ?6 ELSE ?5 END,
+				requeued_slot = CASE WHEN ?4 AND next_slot - 1 <= ?3 THEN NULL ELSE requeued_slot END
 			WHERE id = ?1 AND lease_owner = ?2 RETURNING next_slot - 1`,
 		&s.leaseState: `SELECT next_slot - 1, coalesce(lease_owner, ''), lease_until FROM runs WHERE id = ?`,
 		&s.releaseOthersLeases: `UPDATE runs SET lease_owner = NULL, lease_until = NULL, lease_world = NULL

@@ -43,6 +43,7 @@ type runState struct {
 	run    world.Run
 	events []world.Event
 	lease  world.Lease // zero Owner: not leased
+	due    dueState
 }
 
 type queued struct {
@@ -156,6 +157,7 @@ func (w *World) createRunLocked(run world.Run, first []world.Event) (world.Run, 
 		rs.events = append(rs.events, ev)
 	}
 	rs.run.LastSlot = int64(len(rs.events))
+	rs.due = dueState{at: w.clock.Now()}
 	w.runs[run.ID] = rs
 	w.order = append(w.order, run.ID)
 	w.broadcastLocked()
@@ -212,7 +214,11 @@ func (w *World) AppendEvents(_ context.Context, runID string, from int64, events
 	if !ok {
 		return nil, fmt.Errorf("append to run %s: %w", runID, world.ErrRunNotFound)
 	}
-	return w.appendLocked(rs, from, events, update)
+	missed, err := w.appendLocked(rs, from, events, update)
+	if err == nil && !rs.run.Status.Terminal() {
+		rs.due.at = w.clock.Now() // a message follows
+	}
+	return missed, err
 }
 
 // AppendLeased implements world.Leaser.
@@ -244,6 +250,9 @@ func (w *World) appendLocked(rs *runState, from int64, events []world.Event, upd
 	rs.run.LastSlot = int64(len(rs.events))
 	if update != nil {
 		world.ApplyUpdate(&rs.run, *update, w.clock.Now())
+	}
+	if rs.run.Status.Terminal() {
+		rs.due = dueState{}
 	}
 	w.broadcastLocked()
 	return nil, nil
@@ -277,10 +286,10 @@ func (w *World) RenewLease(_ context.Context, runID string, lease world.Lease) e
 }
 
 // ReleaseLease implements world.Leaser.
-func (w *World) ReleaseLease(_ context.Context, runID, owner string) (int64, error) {
+func (w *World) ReleaseLease(_ context.Context, runID string, release world.Release) (int64, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	rs, err := w.leasedLocked(runID, owner)
+	rs, err := w.leasedLocked(runID, release.Owner)
 	if err != nil {
 		last := int64(0)
 		if rs != nil {
@@ -289,6 +298,7 @@ func (w *World) ReleaseLease(_ context.Context, runID, owner string) (int64, err
 		return last, fmt.Errorf("release lease of run %s: %w", runID, err)
 	}
 	rs.lease = world.Lease{}
+	rs.due.release(release, rs.run.LastSlot, w.clock.Now())
 	return rs.run.LastSlot, nil
 }
 

@@ -79,7 +79,7 @@ func testLeaseExpiry(t *testing.T, w world.World) {
 	if err := l.RenewLease(ctx, run.ID, lease(a.Owner, later, time.Minute)); !errors.Is(err, world.ErrLeaseLost) {
 		t.Fatalf("RenewLease by the owner it was taken from: %v, want ErrLeaseLost", err)
 	}
-	if _, err := l.ReleaseLease(ctx, run.ID, a.Owner); !errors.Is(err, world.ErrLeaseLost) {
+	if _, err := l.ReleaseLease(ctx, run.ID, world.Release{Owner: a.Owner}); !errors.Is(err, world.ErrLeaseLost) {
 		t.Fatalf("ReleaseLease by the owner it was taken from: %v, want ErrLeaseLost", err)
 	}
 	if held, err := l.AcquireLease(ctx, run.ID, lease(unique("c"), later, time.Minute), later); !errors.Is(err, world.ErrLeaseHeld) || held.Owner != b.Owner {
@@ -109,14 +109,14 @@ func testLeaseRelease(t *testing.T, w world.World) {
 	ctx := testContext(t)
 	// An outside writer (a hook resume) appends while a holds the lease.
 	mustAppend(t, w, run.ID, 2, nil, ev(world.HookReceived, "1", ""))
-	if _, err := l.ReleaseLease(ctx, run.ID, unique("stranger")); !errors.Is(err, world.ErrLeaseLost) {
+	if _, err := l.ReleaseLease(ctx, run.ID, world.Release{Owner: unique("stranger")}); !errors.Is(err, world.ErrLeaseLost) {
 		t.Fatalf("ReleaseLease by a non-owner: %v, want ErrLeaseLost", err)
 	}
-	last, err := l.ReleaseLease(ctx, run.ID, a.Owner)
+	last, err := l.ReleaseLease(ctx, run.ID, world.Release{Owner: a.Owner})
 	if err != nil || last != 2 {
 		t.Fatalf("ReleaseLease: last slot %d, %v; want 2", last, err)
 	}
-	if _, err := l.ReleaseLease(ctx, run.ID, a.Owner); !errors.Is(err, world.ErrLeaseLost) {
+	if _, err := l.ReleaseLease(ctx, run.ID, world.Release{Owner: a.Owner}); !errors.Is(err, world.ErrLeaseLost) {
 		t.Fatalf("ReleaseLease twice: %v, want ErrLeaseLost", err)
 	}
 	if _, err := l.AcquireLease(ctx, run.ID, lease(unique("b"), at, time.Hour), at); err != nil {

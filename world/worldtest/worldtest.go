@@ -44,6 +44,7 @@ func Run(t *testing.T, newWorld func(t *testing.T) world.World) {
 		{"Starter", starterTests},
 		{"Lease", leaseTests},
 		{"LastSlot", lastSlotTests},
+		{"Overdue", overdueTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -37,6 +37,9 @@ func Run(t *testing.T, newWorld func(t *testing.T) world.World) {
 	for _, s := range releaseScenarios {
 		t.Run(s.name, func(t *testing.T) { s.run(t, newEnv(t, withSlowRelease(newWorld(t)))) })
 	}
+	for _, s := range stuckScenarios {
+		t.Run(s.name, func(t *testing.T) { s.run(t, newStuckEnv(t, newWorld(t))) })
+	}
 }
 
 type scenario struct {

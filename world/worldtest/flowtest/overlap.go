@@ -163,11 +163,11 @@ func (w interposed) RenewLease(ctx context.Context, runID string, lease world.Le
 	return w.Leaser.RenewLease(ctx, runID, lease)
 }
 
-func (w interposed) ReleaseLease(ctx context.Context, runID, owner string) (int64, error) {
+func (w interposed) ReleaseLease(ctx context.Context, runID string, release world.Release) (int64, error) {
 	if w.beforeRelease != nil {
 		w.beforeRelease()
 	}
-	return w.Leaser.ReleaseLease(ctx, runID, owner)
+	return w.Leaser.ReleaseLease(ctx, runID, release)
 }
 
 func (w interposed) Enqueue(ctx context.Context, msg world.Message) error {
