@@ -24,6 +24,10 @@
 // failure, so that only it is delivered again (the event source mapping
 // needs FunctionResponseTypes: [ReportBatchItemFailures]); after the
 // queue's maxReceiveCount it goes to the dead-letter queue.
+//
+// The same function runs the stuck-run check when a schedule invokes it
+// with CheckStuckEvent (WithStuckCheck): a run whose message was
+// dead-lettered or lost is re-queued, and failed if that does not help.
 package flowhandler
 
 import (
@@ -97,7 +101,8 @@ func Start(opts workflow.WorkerOptions) {
 		os.Exit(1)
 	}
 	handoff := LambdaHandoff{Client: awslambda.NewFromConfig(cfg), Function: os.Getenv("AWS_LAMBDA_FUNCTION_NAME")}
-	lambda.Start(Handler(workflow.NewWorker(w, opts), w, handoff))
+	worker := workflow.NewWorker(w, opts)
+	lambda.Start(WithStuckCheck(worker, Handler(worker, w, handoff)))
 }
 
 // Handler returns the Lambda handler for batches of queue messages. Runs of

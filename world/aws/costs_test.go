@@ -3,6 +3,7 @@ package aws
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -29,6 +30,7 @@ func TestCallCosts(t *testing.T) {
 		}
 	}
 	var d world.Delivery
+	var overdue []world.OverdueRun
 	receive := func(ctx context.Context) (err error) { d, err = w.Receive(ctx, time.Minute); return err }
 	ack := func(ctx context.Context) error { return w.Ack(ctx, d) }
 	type calls = map[string]int64
@@ -155,6 +157,33 @@ func TestCallCosts(t *testing.T) {
 			w.ResetCalls()
 			return w.ExpireRun(ctx, "big", nil)
 		}, ok, calls{"DynamoDB.Query": 1, "S3.CopyObject": 1}},
+		{"ReleaseLease after the log grew", w, func(ctx context.Context) error {
+			if _, err := w.CreateRun(ctx, testRun("g"), []world.Event{testEvent(world.RunCreated, "")}); err != nil {
+				return err
+			}
+			if _, err := w.AcquireLease(ctx, "g", world.Lease{Owner: "a", Until: time.Now().Add(time.Minute)}, time.Now()); err != nil {
+				return err
+			}
+			if _, err := w.AppendEvents(ctx, "g", 2, []world.Event{testEvent(world.HookReceived, "")}, nil); err != nil {
+				return err
+			}
+			w.ResetCalls()
+			_, err := w.ReleaseLease(ctx, "g", world.Release{Owner: "a", Seen: 1, Suspended: true})
+			return err
+		}, ok, calls{"DynamoDB.UpdateItem": 2}},
+		{"OverdueRuns, one overdue", w, func(ctx context.Context) (err error) {
+			overdue, err = w.OverdueRuns(ctx, time.Now().Add(time.Hour), time.Now(), 100)
+			if err == nil && len(overdue) != 1 {
+				err = fmt.Errorf("found %+v overdue, want run g", overdue)
+			}
+			return err
+		}, ok, calls{"DynamoDB.Query": dueShards, "DynamoDB.BatchGetItem": 1}},
+		{"MarkRequeued", w, func(ctx context.Context) error { return w.MarkRequeued(ctx, overdue[0], time.Now()) },
+			ok, calls{"DynamoDB.UpdateItem": 1}},
+		{"OverdueRuns, none overdue", w, func(ctx context.Context) error {
+			_, err := w.OverdueRuns(ctx, time.Now().Add(-time.Hour), time.Now(), 100)
+			return err
+		}, ok, calls{"DynamoDB.Query": dueShards}},
 	}
 	for _, s := range steps {
 		s.on.ResetCalls()

@@ -18,7 +18,8 @@
 //	pk              sk                    item
 //	run#<id>        run                   the run (world.Run, JSON names)
 //	run#<id>        ev#<slot, 20 digits>  an event
-//	run#<id>        ev#head               log head: next free slot, finished, lease owner and expiry
+//	run#<id>        ev#head               log head: next free slot, finished, lease owner and expiry,
+//	                                      due time (overdue.go)
 //	hook#<token>    hook                  a hook token's holder
 //	stream#<name>   chunk#<index>         a live stream chunk
 //	stream#<name>   chunk#head            stream head: next index, closed, object
@@ -37,7 +38,9 @@
 // the same reads. Indexes are eventually consistent on AWS, so a run can
 // take a moment to be listed, and runs-by-created has a single partition,
 // which bounds run-item writes to what one index partition takes (about a
-// thousand a second). The TTL attribute is expiresAt.
+// thousand a second). A third, runs-by-due, sparse and keys only, holds
+// the log heads of runs due to move, for the stuck-run check (overdue.go).
+// The TTL attribute is expiresAt.
 //
 // # Appends
 //
@@ -191,6 +194,10 @@
 //	Events                            1 Query (+ GetObjects)
 //	AcquireLease, RenewLease,         1 UpdateItem each (of the log head), refused or not
 //	  ReleaseLease
+//	  ReleaseLease after the log grew 2 UpdateItem (the second makes the run due now)
+//	OverdueRuns                       16 Query of the runs-by-due index (one per shard),
+//	                                  1 BatchGetItem per 100 candidates
+//	MarkRequeued                      1 UpdateItem
 //	ClaimHook                         1 PutItem; a takeover 2
 //	GetHook                           1 GetItem
 //	DisposeHook                       1 DeleteItem, or 1 UpdateItem with retention

@@ -127,7 +127,7 @@ func syncSteps() []syncStep {
 			return err
 		}},
 		{"ReleaseLease", 0, func(ctx context.Context, w *World) error {
-			_, err := w.ReleaseLease(ctx, "r1", lease.Owner)
+			_, err := w.ReleaseLease(ctx, "r1", world.Release{Owner: lease.Owner})
 			return err
 		}},
 		{"GetRun of an unsynced end", 1, func(ctx context.Context, w *World) error { _, err := w.GetRun(ctx, "r1"); return err }},
