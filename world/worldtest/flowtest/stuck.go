@@ -62,7 +62,7 @@ func newStuckEnv(t *testing.T, w world.World) *stuckEnv {
 	t.Cleanup(log.stop)
 	e := &stuckEnv{env: &env{ctx: ctx, world: w, client: workflow.NewClient(w), log: slog.New(slog.NewTextHandler(log, nil))}, t: t}
 	e.worker = workflow.NewWorker(w, workflow.WorkerOptions{
-		Logger: e.env.log, StuckAfter: stuckAfter, InlineWait: -1,
+		Logger: e.log, StuckAfter: stuckAfter, InlineWait: -1,
 		Clock: func() time.Time { return time.Now().Add(time.Duration(e.offset.Load())) },
 	})
 	return e
