@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,9 +43,9 @@ var order = workflow.Define("oteltest.order", func(ctx workflow.Context, _ struc
 // time the run was picked up, linked to what woke it, and a span for each
 // step attempt with its outcome.
 func TestSpanTreeOfARunWithARetryASleepAndAHookResume(t *testing.T) {
-	spans := tracetest.NewSpanRecorder()
-	reader := sdkmetric.NewManualReader()
-	otel.Install(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans)), sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
+	spans, reader := installed()
+	before := collect(t, reader)
+	spansBefore := len(spans.Ended())
 
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -76,7 +77,7 @@ func TestSpanTreeOfARunWithARetryASleepAndAHookResume(t *testing.T) {
 	cancel()
 	<-done
 
-	ended := spans.Ended()
+	ended := spans.Ended()[spansBefore:]
 	byName := map[string][]sdktrace.ReadOnlySpan{}
 	for _, s := range ended {
 		byName[s.Name()] = append(byName[s.Name()], s)
@@ -133,23 +134,45 @@ func TestSpanTreeOfARunWithARetryASleepAndAHookResume(t *testing.T) {
 		}
 	}
 
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(t.Context(), &rm); err != nil {
-		t.Fatal(err)
-	}
+	rm := collect(t, reader)
 	for name, want := range map[string]int64{
 		"workflow.runs.started": 1, "workflow.runs.finished": 1, "workflow.step.attempts": 2,
 		"workflow.step.failures": 1, "workflow.hook.resumes": 1,
 	} {
-		if got := sum(rm, name); got != want {
+		if got := sum(rm, name) - sum(before, name); got != want {
 			t.Errorf("%s = %d, want %d", name, got, want)
 		}
 	}
 	for _, name := range []string{"workflow.runs.resumed", "workflow.replay.events", "workflow.invocation.duration", "workflow.step.duration"} {
-		if count(rm, name) < 2 {
-			t.Errorf("%s recorded %d times, want at least 2", name, count(rm, name))
+		if n := count(rm, name) - count(before, name); n < 2 {
+			t.Errorf("%s recorded %d times, want at least 2", name, n)
 		}
 	}
+	// The sleep's wake-up was due at a time: its lag is measured (a
+	// message due at once, with no send time, is not).
+	if n := count(rm, "workflow.queue.lag") - count(before, "workflow.queue.lag"); n < 1 {
+		t.Errorf("workflow.queue.lag recorded %d times, want the sleep's wake-up", n)
+	}
+}
+
+// installed installs the SDK's providers with in-memory exporters, once
+// per process: the API's global providers take the first ones installed
+// for good (the engine's tracer and instruments delegate to them), so a
+// test run again (-count) reads the same ones, from where it began.
+var installed = sync.OnceValues(func() (*tracetest.SpanRecorder, *sdkmetric.ManualReader) {
+	spans := tracetest.NewSpanRecorder()
+	reader := sdkmetric.NewManualReader()
+	otel.Install(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans)), sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
+	return spans, reader
+})
+
+func collect(t *testing.T, reader *sdkmetric.ManualReader) metricdata.ResourceMetrics {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(t.Context(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	return rm
 }
 
 func only(t *testing.T, byName map[string][]sdktrace.ReadOnlySpan, name string) sdktrace.ReadOnlySpan {
