@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -27,8 +28,19 @@ import (
 // runs to each other.
 const functionName = "iam-flow"
 
-// sqsHandler is a version of the flow function.
-type sqsHandler = func(context.Context, events.SQSEvent) (events.SQSEventResponse, error)
+// version is a version of the flow function, as Start builds it.
+type version = func(context.Context, json.RawMessage) (any, error)
+
+// invoke gives v a batch of queue messages.
+func invoke(ctx context.Context, v version, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	raw, err := json.Marshal(ev)
+	if err != nil {
+		return events.SQSEventResponse{}, err
+	}
+	out, err := v(ctx, raw)
+	resp, _ := out.(events.SQSEventResponse)
+	return resp, err
+}
 
 // The flow function's grants in template.yaml are exactly what its code
 // calls for, besides what its event source mapping polls the queue with:
@@ -36,9 +48,11 @@ type sqsHandler = func(context.Context, events.SQSEvent) (events.SQSEventRespons
 // event source mapping does, runs workflows that do everything a workflow
 // can (large payloads, a child run, a timer, a hook, a webhook's streamed
 // reply, a run stream, retention when runs end), hands a run pinned to
-// another version over to it through Lambda, and takes early and stale
-// wake-ups. The test's own client calls, and the customer's webhook calls,
-// go through a World that records nothing.
+// another version over to it through Lambda, takes early and stale
+// wake-ups, and checks for stuck runs, re-queueing one whose message was
+// lost, then failing it when its second message is lost too. The test's
+// own client calls, and the customer's webhook calls, go through a World
+// that records nothing.
 func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 	stack := iamcheck.NewStack(t)
 	if stack.SchedulerAsIn(t, iamcheck.LoadTemplate(t), "FlowFunction") {
@@ -57,15 +71,15 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 
 	// Lambda, for the hand-off: an asynchronous Invoke of a version runs
 	// that version's handler on the payload.
-	versions := map[string]sqsHandler{}
+	versions := map[string]version{}
 	lambdaAPI := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var ev events.SQSEvent
-		h, ok := versions[r.URL.Query().Get("Qualifier")]
-		if !ok || !strings.Contains(r.URL.Path, "/functions/"+functionName+"/") || json.NewDecoder(r.Body).Decode(&ev) != nil {
+		v, ok := versions[r.URL.Query().Get("Qualifier")]
+		payload, err := io.ReadAll(r.Body)
+		if !ok || !strings.Contains(r.URL.Path, "/functions/"+functionName+"/") || err != nil {
 			http.Error(w, `{"message": "no such version"}`, http.StatusNotFound)
 			return
 		}
-		if _, err := h(r.Context(), ev); err != nil {
+		if _, err := v(r.Context(), payload); err != nil {
 			t.Errorf("the handed-over event: %v", err)
 		}
 		w.WriteHeader(http.StatusAccepted)
@@ -74,8 +88,8 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 	invoker := awslambda.NewFromConfig(cfg, func(o *awslambda.Options) { o.BaseEndpoint = &lambdaAPI.URL })
 	handoff := flowhandler.LambdaHandoff{Client: invoker, Function: functionName}
 	for _, v := range []string{"1", "2"} {
-		worker := workflow.NewWorker(function, workflow.WorkerOptions{Registry: iamWorkflows, Deployment: v})
-		versions[v] = flowhandler.Handler(worker, function, handoff)
+		worker := workflow.NewWorker(function, workflow.WorkerOptions{Registry: iamWorkflows, Deployment: v, StuckAfter: stuckAfter})
+		versions[v] = flowhandler.WithStuckCheck(worker, flowhandler.Handler(worker, function, handoff))
 	}
 	var alias atomic.Value // the version the event source mapping invokes
 	alias.Store(versions["1"])
@@ -127,7 +141,7 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 			} else if len(evs) > 0 && evs[len(evs)-1].Type == world.WaitCreated {
 				break
 			}
-			pause(t, ctx)
+			pause(t, ctx, 50*time.Millisecond)
 		}
 		// A wake-up that arrives an hour early (a hop of the queue's) is
 		// queued again; one for a run that does not exist is dropped.
@@ -137,9 +151,32 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 				t.Fatal(err)
 			}
 			ev := events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m-" + msg.RunID, Body: string(body), EventSource: "aws:sqs"}}}
-			if resp, err := versions["2"](ctx, ev); err != nil || len(resp.BatchItemFailures) != 0 {
+			if resp, err := invoke(ctx, versions["2"], ev); err != nil || len(resp.BatchItemFailures) != 0 {
 				t.Fatalf("the wake-up for %s: %+v, %v", msg.RunID, resp, err)
 			}
+		}
+	})
+	t.Run("StuckRuns", func(t *testing.T) {
+		// A run whose message is lost, and then its re-queued message too
+		// (the event source mapping takes them, and nothing runs).
+		lost := func(context.Context, json.RawMessage) (any, error) {
+			return events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}, nil
+		}
+		alias.Store(version(lost))
+		run, err := workflow.Start(ctx, workflow.NewClient(lostMessages{other}), iamSleeper, struct{}{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []func(workflow.StuckReport) []string{
+			func(r workflow.StuckReport) []string { return r.Requeued },
+			func(r workflow.StuckReport) []string { return r.Failed },
+		} {
+			for !slices.Contains(want(checkStuck(t, ctx, versions["2"])), run.ID) {
+				pause(t, ctx, stuckAfter/4)
+			}
+		}
+		if st, err := run.Status(ctx); err != nil || st != workflow.StatusFailed {
+			t.Fatalf("the stuck run is %s, %v; want it failed", st, err)
 		}
 	})
 	// A run's result is recorded before its invocation ends (retention's
@@ -165,7 +202,7 @@ func feed(polling, ctx context.Context, t *testing.T, q *sqs.Client, url string,
 		for _, m := range out.Messages {
 			ev.Records = append(ev.Records, events.SQSMessage{MessageId: *m.MessageId, ReceiptHandle: *m.ReceiptHandle, Body: *m.Body, Attributes: m.Attributes, EventSource: "aws:sqs"})
 		}
-		resp, err := alias.Load().(sqsHandler)(ctx, ev)
+		resp, err := invoke(ctx, alias.Load().(version), ev)
 		if err != nil {
 			t.Logf("the flow function failed a batch: %v", err)
 			continue
@@ -182,22 +219,41 @@ func feed(polling, ctx context.Context, t *testing.T, q *sqs.Client, url string,
 	}
 }
 
+// stuckAfter is the flow function's stuck-run threshold in the test, so
+// that a run is overdue at once.
+const stuckAfter = time.Second
+
+// checkStuck invokes v as the stuck-run schedule does.
+func checkStuck(t *testing.T, ctx context.Context, v version) workflow.StuckReport {
+	t.Helper()
+	out, err := v(ctx, json.RawMessage(flowhandler.CheckStuckEvent))
+	if err != nil {
+		t.Fatalf("the stuck-run check: %v", err)
+	}
+	return out.(workflow.StuckReport)
+}
+
+// lostMessages is a World whose messages are lost.
+type lostMessages struct{ world.World }
+
+func (lostMessages) Enqueue(context.Context, world.Message) error { return nil }
+
 func waitForHook(t *testing.T, ctx context.Context, c *workflow.Client, token string) {
 	t.Helper()
 	for {
 		if _, err := c.GetHook(ctx, token); err == nil {
 			return
 		}
-		pause(t, ctx)
+		pause(t, ctx, 50*time.Millisecond)
 	}
 }
 
-func pause(t *testing.T, ctx context.Context) {
+func pause(t *testing.T, ctx context.Context, d time.Duration) {
 	t.Helper()
 	select {
 	case <-ctx.Done():
 		t.Fatal("the scenario did not finish in time")
-	case <-time.After(50 * time.Millisecond):
+	case <-time.After(d):
 	}
 }
 
