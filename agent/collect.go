@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"maps"
 	"strings"
 )
@@ -14,6 +15,7 @@ type collector struct {
 	calls    []*callBuilder
 	byIndex  map[int]*callBuilder
 	response Response
+	counted  bool // whether the provider reported usage
 }
 
 type callBuilder struct {
@@ -37,6 +39,7 @@ func (c *collector) add(d Delta) {
 		b.input.WriteString(tc.InputDelta)
 	}
 	if d.Usage != nil {
+		c.counted = true
 		c.response.Usage = c.response.Usage.Add(*d.Usage)
 	}
 	if d.FinishReason != "" {
@@ -66,6 +69,11 @@ func (c *collector) result() (Response, error) {
 		}
 		r.Message.ToolCalls = append(r.Message.ToolCalls, ToolCall{ID: b.id, Name: b.name, Input: input})
 	}
+	if !c.counted {
+		// A call that costs nothing in the run's usage is worth a look:
+		// some OpenAI-compatible servers report usage only when asked.
+		r.Warnings = append(r.Warnings, "the provider reported no token usage")
+	}
 	if r.FinishReason == "" {
 		r.FinishReason = FinishOther
 	}
@@ -73,4 +81,18 @@ func (c *collector) result() (Response, error) {
 		r.FinishReason = FinishToolCalls
 	}
 	return r, nil
+}
+
+// Collect reads a model's stream to its end and assembles the response,
+// as a model call step does (without streaming it anywhere): for code
+// that calls a Model outside an agent, and for tests of a Model.
+func Collect(stream iter.Seq2[Delta, error]) (Response, error) {
+	c := newCollector()
+	for d, err := range stream {
+		if err != nil {
+			return Response{}, err
+		}
+		c.add(d)
+	}
+	return c.result()
 }
