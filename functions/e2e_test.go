@@ -39,6 +39,7 @@ func TestEndToEndOnEmulator(t *testing.T) {
 	t.Logf("built and deployed %s in %v", stack, time.Since(start).Round(time.Millisecond))
 	checkDefences(t, ctx, out)
 	checkFlowConcurrency(t, ctx, out)
+	reminder := startLongSleep(t, ctx, out)
 	// A visibility timeout the test can wait out: a message the flow
 	// function failed to settle comes back after it (see the end).
 	setVisibility(t, ctx, out["QueueUrl"], queueVisibility)
@@ -72,6 +73,7 @@ func TestEndToEndOnEmulator(t *testing.T) {
 	if st := awaitCompletion(t, ctx, api, orderID); st.Receipt == nil || *st.Receipt != wantReceipt {
 		t.Fatalf("run result %+v, want %+v", st.Receipt, wantReceipt)
 	}
+	reminder.finish(t, ctx, out["FlowFunctionName"])
 	// Every message the flow function took is settled: after one more
 	// visibility timeout none is back in the queue (an answer the event
 	// source cannot read, such as a null list of failures, leaves the batch

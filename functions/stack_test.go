@@ -48,7 +48,7 @@ func deployStack(t *testing.T, ctx context.Context, root, stack, token string) m
 		os.RemoveAll(filepath.Join(root, ".aws-sam", "local", stack))
 	})
 	out, logs := deploy(t, ctx, root, stack, token)
-	for _, k := range []string{"WebhookUrl", "ApiUrl", "TableName", "BucketName", "QueueUrl", "DeadLetterQueueUrl", "FlowFunctionName"} {
+	for _, k := range []string{"WebhookUrl", "ApiUrl", "TableName", "BucketName", "QueueUrl", "DeadLetterQueueUrl", "FlowFunctionName", "ScheduleGroupName"} {
 		if out[k] == "" {
 			t.Fatalf("stack output %s missing; got %v\n%s", k, out, logs)
 		}
@@ -62,7 +62,9 @@ func deployStack(t *testing.T, ctx context.Context, root, stack, token string) m
 // script logged (the deploy gate's report among it).
 func deploy(t *testing.T, ctx context.Context, root, stack, token string, env ...string) (map[string]string, string) {
 	cmd := exec.CommandContext(ctx, filepath.Join(root, "scripts", "local.sh"), "deploy", stack)
-	cmd.Env = append(os.Environ(), "AWS_ENDPOINT_URL="+emulator.Endpoint, "API_BEARER_TOKEN="+token)
+	// Timers past scheduleAfter wake through the scheduler (longsleep_test.go).
+	cmd.Env = append(os.Environ(), "AWS_ENDPOINT_URL="+emulator.Endpoint, "API_BEARER_TOKEN="+token,
+		fmt.Sprintf("STACK_PARAMETERS=ScheduleAfterSeconds=%d", int(scheduleAfter.Seconds())))
 	cmd.Env = append(cmd.Env, env...)
 	var logs strings.Builder
 	cmd.Stderr = &logs

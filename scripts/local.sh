@@ -12,7 +12,9 @@
 #
 # Environment: AWS_ENDPOINT_URL (default http://127.0.0.1:4566, MiniStack),
 # API_BEARER_TOKEN (default: a fixed token for local use), STACK_NAME for
-# the default command (default workflow-local).
+# the default command (default workflow-local), STACK_PARAMETERS (more
+# Key=Value parameter overrides, space-separated, e.g.
+# ScheduleAfterSeconds=5).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -71,6 +73,8 @@ output() { sed -n "s/^$1=//p" <<<"$2"; }
 samDeploy() {
 	local stack=$1 base=$2 build=$3
 	local params=("Architecture=$arch" FlowTimeout=60 "ApiBearerToken=$token")
+	# shellcheck disable=SC2206 # split on purpose: one override per word
+	params+=(${STACK_PARAMETERS:-})
 	# sam refuses an empty value; the parameter's default is empty.
 	[[ -z $base ]] || params+=("WebhookBaseUrl=$base")
 	# SAM looks for its config beside the template unless told.

@@ -149,7 +149,7 @@ var decide = workflow.DefineStep("lambdaapp.decide", func(ctx context.Context, i
 })
 
 // Workflows is what a worker for this application runs.
-var Workflows = workflow.NewRegistry(ProcessOrder)
+var Workflows = workflow.NewRegistry(ProcessOrder, Reminder)
 
 // ProcessOrder is the order workflow.
 var ProcessOrder = workflow.Define("lambdaapp.order", func(ctx workflow.Context, o Order) (Receipt, error) {

@@ -23,7 +23,7 @@ import (
 // one-time schedule that sends it to the queue when it is due, instead of
 // a chain of 15-minute hops through the queue (see earlywake.go): a 7-day
 // sleep is then 1 CreateSchedule rather than about 670 SQS round trips.
-// Set all three fields or none.
+// Set Group, RoleARN and QueueARN, or none of them.
 type SchedulerOptions struct {
 	// Group is the schedule group the World's schedules are made in.
 	Group string
@@ -32,6 +32,12 @@ type SchedulerOptions struct {
 	RoleARN string
 	// QueueARN is the ARN of Options.QueueURL's queue, the schedules' target.
 	QueueARN string
+	// After is how far off a message must be due to go through the
+	// scheduler: SQS's 15-minute delay limit if 0 or longer. Lower it only
+	// to see a schedule fire without waiting a quarter of an hour (a test
+	// of a deployed stack): a schedule costs more than a delayed message,
+	// and the scheduler does not fire to the second.
+	After time.Duration
 }
 
 // enabled reports whether long delays go through the scheduler.
@@ -41,21 +47,40 @@ func (o SchedulerOptions) validate() error {
 	if o.enabled() && (o.Group == "" || o.RoleARN == "" || o.QueueARN == "") {
 		return fmt.Errorf("aws world: the scheduler needs a group, a role ARN and the queue's ARN, got %+v", o)
 	}
+	if o.After < 0 {
+		return fmt.Errorf("aws world: the scheduler's After is negative: %v", o.After)
+	}
 	return nil
 }
 
+// delayLimit is the longest delay a message is sent to the queue with.
+func (o SchedulerOptions) delayLimit() time.Duration {
+	if o.After > 0 {
+		return min(o.After, maxDelay)
+	}
+	return maxDelay
+}
+
 // schedulerFromEnv reads WORKFLOW_SCHEDULE_GROUP, WORKFLOW_SCHEDULER_ROLE_ARN
-// and WORKFLOW_QUEUE_ARN: all three, or none for the hop chain.
+// and WORKFLOW_QUEUE_ARN: all three, or none for the hop chain; and
+// WORKFLOW_SCHEDULE_AFTER_SECONDS, After (unset: SQS's limit).
 func schedulerFromEnv() (SchedulerOptions, error) {
 	o := SchedulerOptions{
 		Group:    os.Getenv("WORKFLOW_SCHEDULE_GROUP"),
 		RoleARN:  os.Getenv("WORKFLOW_SCHEDULER_ROLE_ARN"),
 		QueueARN: os.Getenv("WORKFLOW_QUEUE_ARN"),
 	}
-	if !o.enabled() {
-		return o, nil
-	}
 	var missing []error
+	if v := os.Getenv("WORKFLOW_SCHEDULE_AFTER_SECONDS"); v != "" {
+		seconds, err := strconv.ParseUint(v, 10, 16)
+		if err != nil {
+			missing = append(missing, fmt.Errorf("WORKFLOW_SCHEDULE_AFTER_SECONDS=%q is not a number of seconds", v))
+		}
+		o.After = time.Duration(seconds) * time.Second
+	}
+	if !o.enabled() {
+		return o, errors.Join(missing...)
+	}
 	for _, v := range []struct{ name, value string }{
 		{"WORKFLOW_SCHEDULE_GROUP", o.Group}, {"WORKFLOW_SCHEDULER_ROLE_ARN", o.RoleARN}, {"WORKFLOW_QUEUE_ARN", o.QueueARN},
 	} {

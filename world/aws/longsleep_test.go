@@ -267,3 +267,33 @@ func TestSchedulerOptionsAllOrNone(t *testing.T) {
 		t.Errorf("OptionsFromEnv = %+v, %v", got.Scheduler, err)
 	}
 }
+
+// WORKFLOW_SCHEDULE_AFTER_SECONDS lowers the delay beyond which messages
+// go through the scheduler, never raises it past SQS's limit, and a value
+// that is not a number of seconds is refused by name.
+func TestScheduleAfterFromEnv(t *testing.T) {
+	for name, value := range map[string]string{
+		"WORKFLOW_TABLE": "t", "WORKFLOW_QUEUE_URL": "q", "WORKFLOW_BUCKET": "b", "WORKFLOW_SCHEDULE_GROUP": "g",
+		"WORKFLOW_SCHEDULER_ROLE_ARN": "arn:aws:iam::1:role/r", "WORKFLOW_QUEUE_ARN": "arn:aws:sqs:us-east-1:1:q",
+	} {
+		t.Setenv(name, value)
+	}
+	for value, want := range map[string]time.Duration{"": maxDelay, "30": 30 * time.Second, "3600": maxDelay} {
+		t.Setenv("WORKFLOW_SCHEDULE_AFTER_SECONDS", value)
+		opts, err := OptionsFromEnv()
+		if err != nil {
+			t.Fatalf("WORKFLOW_SCHEDULE_AFTER_SECONDS=%q: %v", value, err)
+		}
+		w, err := New(aws.Config{}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.delayLimit != want {
+			t.Errorf("WORKFLOW_SCHEDULE_AFTER_SECONDS=%q: delay limit %v, want %v", value, w.delayLimit, want)
+		}
+	}
+	t.Setenv("WORKFLOW_SCHEDULE_AFTER_SECONDS", "1m")
+	if _, err := OptionsFromEnv(); err == nil || !strings.Contains(err.Error(), "WORKFLOW_SCHEDULE_AFTER_SECONDS") {
+		t.Errorf("WORKFLOW_SCHEDULE_AFTER_SECONDS=1m: %v, want an error naming it", err)
+	}
+}

@@ -80,7 +80,7 @@ func New(cfg aws.Config, opts Options) (*World, error) {
 		return nil, err
 	}
 	w := &World{opts: opts, calls: newCallCounter(), streamNext: map[string]int64{},
-		retention: world.RetentionOrDefault(opts.Retention), now: time.Now, delayLimit: maxDelay}
+		retention: world.RetentionOrDefault(opts.Retention), now: time.Now, delayLimit: opts.Scheduler.delayLimit()}
 	w.ddb, w.sqs, w.s3 = newClients(cfg, w.calls)
 	w.scheduler = newSchedulerClient(cfg, opts.Scheduler, w.calls)
 	return w, nil
@@ -105,7 +105,8 @@ func FromEnv(ctx context.Context) (*World, error) {
 // WORKFLOW_TABLE, WORKFLOW_QUEUE_URL and WORKFLOW_BUCKET, and
 // WORKFLOW_RETENTION_DAYS, how long finished runs are kept (unset: 30 days;
 // 0: for ever), and the scheduler's WORKFLOW_SCHEDULE_GROUP,
-// WORKFLOW_SCHEDULER_ROLE_ARN and WORKFLOW_QUEUE_ARN (all or none). It
+// WORKFLOW_SCHEDULER_ROLE_ARN and WORKFLOW_QUEUE_ARN (all or none) and
+// WORKFLOW_SCHEDULE_AFTER_SECONDS (see SchedulerOptions.After). It
 // names every variable that is missing or wrong.
 func OptionsFromEnv() (Options, error) {
 	opts := Options{
