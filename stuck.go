@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/lambdaworkflow/workflow/internal/engine"
 )
@@ -21,20 +22,25 @@ type StuckReport struct {
 	More bool
 }
 
-// CheckStuck finds the runs that are overdue by WorkerOptions.StuckAfter
-// with nothing to move them on, re-queues each once, and fails with
-// [ErrRunStuck] each it re-queued before that is still overdue with the
-// same log. A run is overdue when its next move was due (its creation or
-// a resume, its timer, its retry) and no invocation holds it; a run
-// waiting only for a hook or a child is never overdue. The World keeps
-// when each run is due on the record every write of the run already
-// touches, so no queue is read (docs/ARCHITECTURE.md, "Stuck runs").
+// CheckStuck finds the runs overdue by after (0: WorkerOptions.StuckAfter,
+// default 15 min) with nothing to move them on, re-queues each once, and
+// fails with [ErrRunStuck] each it re-queued before that is still overdue
+// with the same log. A run is overdue when its next move was due (its
+// creation or a resume, its timer, its retry, a failed delivery's retry)
+// and no invocation holds it; a run waiting only for a hook or a child is
+// never overdue. The World keeps when each run is due on the record every
+// write of the run already touches, so no queue is read
+// (docs/ARCHITECTURE.md, "Stuck runs"). after should outlast the queue's
+// visibility timeout, so that a failed delivery is retried before its run
+// counts as stuck.
 //
 // Run checks by itself; a serverless deployment calls CheckStuck on a
 // schedule (the flow function does on AWS). Checks may overlap.
-func (w *Worker) CheckStuck(ctx context.Context) (StuckReport, error) {
-	after := w.w.StuckAfter
-	if after < 0 { // Run does not check, but the threshold stays
+func (w *Worker) CheckStuck(ctx context.Context, after time.Duration) (StuckReport, error) {
+	if after <= 0 {
+		after = w.w.StuckAfter
+	}
+	if after <= 0 { // Run does not check, but the threshold stays
 		after = engine.DefaultStuckAfter
 	}
 	r, err := w.w.Engine.CheckStuck(ctx, after)

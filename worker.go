@@ -51,7 +51,9 @@ type WorkerOptions struct {
 	// StuckAfter is how long a run may be overdue with nothing moving it
 	// (its message lost: see [Worker.CheckStuck]) before Run re-queues it,
 	// and after as long again, fails it with [ErrRunStuck] (default 15
-	// min). Run checks a third as often. Negative: Run never checks.
+	// min). Run checks a third as often. Negative: Run never checks. It
+	// should outlast Visibility, so that a failed delivery is retried
+	// before its run counts as stuck.
 	StuckAfter time.Duration
 	// Replace swaps steps for others, e.g. fakes in tests.
 	Replace []StepReplacement

@@ -39,7 +39,7 @@ func TestScheduledEventChecksForStuckRuns(t *testing.T) {
 		return events.SQSEventResponse{}, nil
 	})
 
-	out, err := h(ctx, json.RawMessage(CheckStuckEvent))
+	out, err := h(ctx, json.RawMessage(`{"check":"stuck-runs","stuckAfterSeconds":1800}`))
 	if err != nil {
 		t.Fatalf("the check: %v", err)
 	}
@@ -63,7 +63,7 @@ func TestTemplateSchedulesTheCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "Input: '" + CheckStuckEvent + "'"; !strings.Contains(string(tmpl), want) {
+	if want := `'{"check":"` + checkStuckRuns + `","stuckAfterSeconds":${Visibility}}'`; !strings.Contains(string(tmpl), want) {
 		t.Fatalf("template.yaml schedules no stuck-run check: it lacks %s", want)
 	}
 }

@@ -108,7 +108,7 @@ func (e *stuckEnv) lose(runID string) {
 // check runs the stuck-run check and reports what it did to runID.
 func (e *stuckEnv) check(runID string) (requeued, failed bool) {
 	e.t.Helper()
-	report, err := e.worker.CheckStuck(e.ctx)
+	report, err := e.worker.CheckStuck(e.ctx, 0)
 	if err != nil {
 		e.t.Fatalf("CheckStuck: %v", err)
 	}
