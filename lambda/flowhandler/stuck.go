@@ -27,6 +27,10 @@ type StuckCheckEvent struct {
 // checkStuckRuns is StuckCheckEvent's Check.
 const checkStuckRuns = "stuck-runs"
 
+// CheckStuckEvent is a StuckCheckEvent with the worker's own threshold
+// (WorkerOptions.StuckAfter).
+const CheckStuckEvent = `{"check":"` + checkStuckRuns + `"}`
+
 // WithStuckCheck returns the flow function's handler: batches of queue
 // messages go to batches (Handler's), and a StuckCheckEvent runs worker's
 // stuck-run check, whose report it answers. A check that fails returns
