@@ -2,6 +2,7 @@ package workflow_test
 
 import (
 	"context"
+	"log/slog"
 	"runtime"
 	"sync"
 	"testing"
@@ -37,7 +38,8 @@ var chain = workflow.Define("test.chain", func(ctx workflow.Context, n int) (int
 // run off through the queue; the run completes over several invocations.
 func TestDeadlineHandsOffThroughTheQueue(t *testing.T) {
 	w := memory.New()
-	worker := workflow.NewWorker(w, workflow.WorkerOptions{})
+	sink := &logLines{}
+	worker := workflow.NewWorker(w, workflow.WorkerOptions{Logger: slog.New(slog.NewJSONHandler(sink, nil))})
 	ctx := context.Background()
 	run, err := workflow.Start(ctx, workflow.NewClient(w), chain, 10)
 	if err != nil {
@@ -71,6 +73,10 @@ func TestDeadlineHandsOffThroughTheQueue(t *testing.T) {
 	}
 	if invocations < 3 {
 		t.Fatalf("1.2 s of steps finished in %d invocations of ~0.2 s budget each: no handoff happened", invocations)
+	}
+	handoffs := find(sink.lines(t), "workflow: out of time; handing the run off to a fresh invocation", map[string]any{"run_id": run.ID, "level": "INFO"})
+	if len(handoffs) == 0 || handoffs[0]["last_slot"] == nil {
+		t.Errorf("%d hand-off lines with the last slot, want one a hand-off", len(handoffs))
 	}
 }
 

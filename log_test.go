@@ -175,3 +175,38 @@ func resumeWhenCreated(t *testing.T, ctx context.Context, c *workflow.Client, to
 		}
 	}
 }
+
+// A run whose code no longer matches its log fails with a line that says
+// so, apart from the failures of the code itself.
+func TestNondeterminismIsLoggedAsSuch(t *testing.T) {
+	ctx := t.Context()
+	w := memory.New()
+	sink := &logLines{}
+	// Every wait suspends: the hook's message is replayed into new code.
+	worker := workflow.NewWorker(w, workflow.WorkerOptions{InlineWait: -1, Logger: slog.New(slog.NewJSONHandler(sink, nil))})
+	c := workflow.NewClient(w)
+	driftTo.Store("")
+	defer driftTo.Store("")
+	run, err := workflow.Start(ctx, c, drifter, struct{}{}, workflow.WithRunID("run-drifted"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := worker.Process(ctx, run.ID); err != nil { // up to the hook
+		t.Fatal(err)
+	}
+	driftTo.Store("Sleep") // the code changed under the waiting run
+	if err := workflow.ResumeHook(ctx, c, "drifter", 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := worker.Process(ctx, run.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run.Result(ctx); !errors.As(err, new(*workflow.NondeterminismError)) {
+		t.Fatalf("err = %v, want a NondeterminismError", err)
+	}
+	lines := find(sink.lines(t), "workflow: run failed: the workflow code no longer matches the run's log (nondeterminism)",
+		map[string]any{"run_id": "run-drifted", "workflow": "test.drifter", "level": "ERROR"})
+	if len(lines) != 1 || !strings.Contains(fmt.Sprint(lines[0]["err"]), "nondeterminism_test.go:") {
+		t.Fatalf("nondeterminism lines %v, want one naming the call's line in:\n%s", lines, sink.buf.String())
+	}
+}
