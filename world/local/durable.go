@@ -42,19 +42,28 @@ type durability struct {
 	// synced is the highest count of commits known to be on disk.
 	synced atomic.Uint64
 
-	syncMu sync.Mutex // one fsync at a time; those queued behind it usually find their commits synced
-	wal    string     // the WAL's path
-	walF   *os.File   // opened at the first sync, with its directory synced
-	// fsync syncs the WAL: (*os.File).Sync; a test that simulates a power
-	// cut records what each sync covered.
-	fsync func(*os.File) error
+	syncMu sync.Mutex           // one fsync at a time; those queued behind it usually find their commits synced
+	wal    string               // the WAL's path
+	walF   *os.File             // opened at the first sync, with its directory synced
+	fsync  func(*os.File) error // (*os.File).Sync but in tests
 
 	fenceMu sync.Mutex
 	fences  map[topic]uint64 // topic → the commit its readers wait for; entries synced are removed
 }
 
-func newDurability(dbPath string, on bool) *durability {
-	return &durability{on: on, wal: dbPath + "-wal", fsync: (*os.File).Sync, fences: map[topic]uint64{}}
+func newDurability(dbPath string, on bool, fsync func(*os.File) error) *durability {
+	return &durability{on: on, wal: dbPath + "-wal", fsync: fsync, fences: map[topic]uint64{}}
+}
+
+// syncOnOpen makes durable whatever the WAL holds when the World opens:
+// commits of a process that died before it synced them are in the page
+// cache, and this World reads them as it reads synced ones (no fence
+// tells of them).
+func (d *durability) syncOnOpen() error {
+	if !d.on {
+		return nil
+	}
+	return d.sync()
 }
 
 // fenceNext makes readers of t wait until the commit being made is

@@ -12,16 +12,15 @@ import (
 	"github.com/lambdaworkflow/workflow/world"
 )
 
-// countSyncs counts the WAL fsyncs w makes from now on. Call it before w
-// is used from another goroutine.
-func countSyncs(w *World) *atomic.Int64 {
-	var n atomic.Int64
-	next := w.dur.fsync
-	w.dur.fsync = func(f *os.File) error {
+// withFsync has the World sync its WAL with fsync.
+func withFsync(fsync func(*os.File) error) Option { return func(cfg *config) { cfg.fsync = fsync } }
+
+// countingSyncs counts the WAL fsyncs of the World it is given to.
+func countingSyncs(n *atomic.Int64) Option {
+	return withFsync(func(f *os.File) error {
 		n.Add(1)
-		return next(f)
-	}
-	return &n
+		return f.Sync()
+	})
 }
 
 // syncStep is one call of TestWhichCallsSync and the fsyncs a full-sync
@@ -43,12 +42,12 @@ func TestWhichCallsSync(t *testing.T) {
 		full bool
 	}{{"default", nil, false}, {"full sync", []Option{WithFullSync()}, true}} {
 		t.Run(c.name, func(t *testing.T) {
-			w, err := Open(t.TempDir(), c.opts...)
+			var syncs atomic.Int64
+			w, err := Open(t.TempDir(), append(c.opts, countingSyncs(&syncs))...)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer w.Close()
-			syncs := countSyncs(w)
 			ctx := t.Context()
 			for _, s := range syncSteps() {
 				before := syncs.Load()
@@ -178,22 +177,27 @@ func ignoreErr(err, want error) error {
 // fsyncs (the first, which may have begun before the others committed, and
 // one for everything after it).
 func TestGroupCommit(t *testing.T) {
-	w, err := Open(t.TempDir(), WithFullSync())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
 	const callers = 8
-	base := w.dur.committed.Load()
-	var syncs atomic.Int64
-	w.dur.fsync = func(f *os.File) error {
-		if syncs.Add(1) == 1 {
+	var (
+		w     *World
+		base  uint64
+		armed atomic.Bool // once the callers start
+		syncs atomic.Int64
+	)
+	w, err := Open(t.TempDir(), WithFullSync(), withFsync(func(f *os.File) error {
+		if armed.Load() && syncs.Add(1) == 1 {
 			for w.dur.committed.Load() < base+callers {
 				time.Sleep(time.Millisecond)
 			}
 		}
 		return f.Sync()
+	}))
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer w.Close()
+	base = w.dur.committed.Load()
+	armed.Store(true)
 	var wg sync.WaitGroup
 	for i := range callers {
 		wg.Go(func() {
@@ -206,4 +210,46 @@ func TestGroupCommit(t *testing.T) {
 	if n := syncs.Load(); n < 1 || n > 2 {
 		t.Fatalf("%d acknowledging calls at once made %d fsyncs, want 1 or 2", callers, n)
 	}
+}
+
+// TestWakesBeforeTheFsync holds StartRun's fsync until a worker already
+// waiting in Receive has the run's message: the worker is woken at the
+// commit, so the run's work does not wait for the fsync.
+func TestWakesBeforeTheFsync(t *testing.T) {
+	received := make(chan struct{})
+	var armed atomic.Bool
+	w, err := Open(t.TempDir(), WithFullSync(), withFsync(func(f *os.File) error {
+		if armed.Load() {
+			select {
+			case <-received:
+			case <-time.After(10 * time.Second):
+				return errors.New("the worker was not woken before the fsync")
+			}
+		}
+		return f.Sync()
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ctx := t.Context()
+	check(t, "claim the queue", w.claimQueue())
+	go func() {
+		if _, err := w.Receive(ctx, time.Minute); err == nil {
+			close(received)
+		}
+	}()
+	for !waiting(w, queueTopic) {
+		time.Sleep(time.Millisecond)
+	}
+	armed.Store(true)
+	_, err = w.StartRun(ctx, world.Run{ID: "r", Workflow: "wf", Status: world.StatusPending}, nil, world.Message{RunID: "r"})
+	check(t, "StartRun", err)
+}
+
+// waiting reports whether anything waits on t.
+func waiting(w *World, t topic) bool {
+	w.signals.mu.Lock()
+	defer w.signals.mu.Unlock()
+	return w.signals.waiting[t] != nil
 }

@@ -57,6 +57,7 @@ type Option func(*config)
 type config struct {
 	clock     Clock
 	fullSync  bool
+	fsync     func(*os.File) error // syncs the WAL; tests replace it to watch what each fsync covers
 	existing  bool
 	retention time.Duration
 }
@@ -78,6 +79,9 @@ func WithClock(c Clock) Option { return func(cfg *config) { cfg.clock = c } }
 // leases, hooks, the queue's receipts and acks) is not fsynced on its own:
 // the WAL keeps a prefix of the commits after a power cut, so the run
 // resumes from an earlier point of its log, as after kill -9 in a step.
+// An acknowledging call wakes the run's worker before it waits for the
+// fsync, so the run's work never waits for one; a power cut in between
+// takes the unacknowledged start or resume, which its caller retries.
 func WithFullSync() Option { return func(cfg *config) { cfg.fullSync = true } }
 
 // WithExisting opens only a World that is already there: a directory
@@ -124,7 +128,7 @@ var errClosed = errors.New("local: world closed")
 // Open opens the World stored in dir, creating the directory and the
 // database as needed.
 func Open(dir string, opts ...Option) (*World, error) {
-	cfg := config{clock: wallClock{}}
+	cfg := config{clock: wallClock{}, fsync: (*os.File).Sync}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -140,8 +144,9 @@ func Open(dir string, opts ...Option) (*World, error) {
 		return nil, fmt.Errorf("local: %w", err)
 	}
 	w := &World{clock: cfg.clock, retention: world.RetentionOrDefault(cfg.retention), id: rand.Text(),
-		closed: make(chan struct{}), dir: dir, dur: newDurability(path, cfg.fullSync)}
+		closed: make(chan struct{}), dir: dir, dur: newDurability(path, cfg.fullSync, cfg.fsync)}
 	if err := w.open(path); err != nil {
+		w.dur.close()
 		w.closeDBs()
 		return nil, fmt.Errorf("local: open %s: %w", path, err)
 	}
@@ -179,8 +184,12 @@ func (w *World) open(path string) error {
 	if err = w.rs.prepare(ctx, w.rdb); err != nil {
 		return err
 	}
-	w.ckpt, err = newCheckpointer(path)
-	return err
+	if w.ckpt, err = newCheckpointer(path); err != nil {
+		return err
+	}
+	// A process that used the directory before may have died with
+	// commits not yet synced, which this World would take for synced.
+	return w.dur.syncOnOpen()
 }
 
 func uri(path string) string {
@@ -247,12 +256,14 @@ func (w *World) write(f func(s *writeStmts) error) error {
 	return w.transact(f)
 }
 
-// writeAcked is write for a call that acknowledges what it wrote, or
-// what it found, to a caller outside the run: with WithFullSync it returns
-// once every commit so far is on disk, also when f failed (its error may
-// tell of another caller's commit: the run exists, the slot is taken).
-func (w *World) writeAcked(f func(s *writeStmts) error) error {
-	return errors.Join(w.write(f), w.dur.syncAll())
+// acknowledged returns err once what a caller is about to be told is
+// durable (WithFullSync): every commit so far, the call's own and any
+// other's that err may tell of (the run exists, the slot is taken). Calls
+// wake the waiters on what they wrote before they wait here, so that the
+// run's own work (a worker receiving it) does not wait for the fsync: only
+// the acknowledgement does.
+func (w *World) acknowledged(err error) error {
+	return errors.Join(err, w.dur.syncAll())
 }
 
 // transact runs f in a transaction; the caller holds wmu.

@@ -19,17 +19,17 @@ import (
 // only delivers the message again, which at-least-once delivery allows.
 func (w *World) Enqueue(_ context.Context, msg world.Message) error {
 	var added bool
-	err := w.writeAcked(func(s *writeStmts) (err error) {
+	err := w.write(func(s *writeStmts) (err error) {
 		added, err = w.enqueueIn(s, msg)
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("enqueue for run %s: %w", msg.RunID, err)
+		return w.acknowledged(fmt.Errorf("enqueue for run %s: %w", msg.RunID, err))
 	}
 	if added {
 		w.signals.fire(queueTopic)
 	}
-	return nil
+	return w.acknowledged(nil)
 }
 
 // enqueueIn queues msg in the open write transaction; false means a

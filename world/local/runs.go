@@ -30,6 +30,12 @@ func (w *World) StartRun(_ context.Context, run world.Run, first []world.Event, 
 // run is new or unfinished, queues msg, in one transaction, acknowledged
 // (WithFullSync): the caller hands the run's ID on.
 func (w *World) createRun(run world.Run, first []world.Event, msg *world.Message) (world.Run, error) {
+	r, err := w.storeRun(run, first, msg)
+	return r, w.acknowledged(err)
+}
+
+// storeRun is createRun up to the acknowledgement.
+func (w *World) storeRun(run world.Run, first []world.Event, msg *world.Message) (world.Run, error) {
 	attrs, err := attrsArg(run.Attributes)
 	if err != nil {
 		return world.Run{}, fmt.Errorf("create run %s: %w", run.ID, err)
@@ -38,7 +44,7 @@ func (w *World) createRun(run world.Run, first []world.Event, msg *world.Message
 		existing       world.Run
 		exists, queued bool
 	)
-	err = w.writeAcked(func(s *writeStmts) error {
+	err = w.write(func(s *writeStmts) error {
 		res, err := s.insertRun.Exec(run.ID, run.Workflow, string(run.Status), blobArg(run.Input), blobArg(run.Output),
 			blobArg(run.Error), attrs, timeArg(run.CreatedAt), timeArg(run.UpdatedAt),
 			boolArg(run.Status.Terminal()), len(first)+1, dueAtCreation(run, w.clock.Now()))
@@ -218,6 +224,15 @@ func (w *World) AppendLeased(_ context.Context, owner, runID string, from int64,
 // under the lease is the run's own, and only the run's end is fenced, for
 // the readers that hand it on.
 func (w *World) appendEvents(owner, runID string, from int64, events []world.Event, update *world.RunUpdate) ([]world.Event, error) {
+	missed, err := w.appendCommitted(owner, runID, from, events, update)
+	if owner == "" {
+		err = w.acknowledged(err)
+	}
+	return missed, err
+}
+
+// appendCommitted is appendEvents up to the acknowledgement.
+func (w *World) appendCommitted(owner, runID string, from int64, events []world.Event, update *world.RunUpdate) ([]world.Event, error) {
 	var u world.RunUpdate
 	if update != nil {
 		u = *update
@@ -235,11 +250,7 @@ func (w *World) appendEvents(owner, runID string, from int64, events []world.Eve
 	}
 	now := timeArg(w.clock.Now())
 	var missed []world.Event
-	write := w.write
-	if owner == "" {
-		write = w.writeAcked
-	}
-	err = write(func(s *writeStmts) error {
+	err = w.write(func(s *writeStmts) error {
 		if u.Status.Terminal() {
 			w.dur.fenceNext(runTopic(runID))
 		}
