@@ -128,6 +128,17 @@ func followRun(ctx context.Context, w world.World, r world.Run, seen []world.Eve
 		if r, err = w.GetRun(ctx, r.ID); err != nil {
 			return r, err
 		}
+		if r.Status.Terminal() {
+			// It may have ended between the two reads: its last events
+			// come after those just printed.
+			rest, err := w.Events(ctx, r.ID, after)
+			if err != nil {
+				return r, err
+			}
+			if err := tl.Write(env.out, rest); err != nil {
+				return r, err
+			}
+		}
 	}
 	return r, nil
 }
