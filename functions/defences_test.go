@@ -1,8 +1,10 @@
 package functions_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -83,4 +85,61 @@ func checkFlowConcurrency(t *testing.T, ctx context.Context, out map[string]stri
 	if sc := mappings.EventSourceMappings[0].ScalingConfig; sc == nil || aws.ToInt32(sc.MaximumConcurrency) != 50 {
 		t.Errorf("the flow queue's mapping has ScalingConfig %+v, want MaximumConcurrency 50", sc)
 	}
+}
+
+// checkDeadLetterAlarm asserts that the stack's alarm watches the depth of
+// its dead-letter queue, goes off at the first message and notifies the
+// AlarmTopicArn it was deployed with.
+func checkDeadLetterAlarm(t *testing.T, ctx context.Context, out map[string]string) {
+	t.Helper()
+	name := out["DeadLetterAlarmName"]
+	a := describeAlarm(t, ctx, name)
+	queue := lastSegment(out["DeadLetterQueueUrl"])
+	watches := len(a.Dimensions) == 1 && a.Dimensions[0].Name == "QueueName" && a.Dimensions[0].Value == queue
+	if a.Namespace != "AWS/SQS" || a.MetricName != "ApproximateNumberOfMessagesVisible" || !watches {
+		t.Errorf("alarm %s watches %s %s %+v, want AWS/SQS ApproximateNumberOfMessagesVisible of %s", name, a.Namespace, a.MetricName, a.Dimensions, queue)
+	}
+	if a.ComparisonOperator != "GreaterThanThreshold" || a.Threshold != 0 {
+		t.Errorf("alarm %s goes off when %s %v, want above 0", name, a.ComparisonOperator, a.Threshold)
+	}
+	if len(a.AlarmActions) != 1 || a.AlarmActions[0] != alarmTopic {
+		t.Errorf("alarm %s notifies %v, want %s", name, a.AlarmActions, alarmTopic)
+	}
+}
+
+type metricAlarm struct {
+	Namespace, MetricName, ComparisonOperator string
+	Dimensions                                []struct{ Name, Value string }
+	Threshold                                 float64
+	AlarmActions                              []string
+}
+
+// describeAlarm reads the alarm named name. Not through the SDK: its
+// CloudWatch client speaks the RPCv2 CBOR protocol, which MiniStack does
+// not; CloudWatch also answers the AWS JSON 1.0 protocol, used here.
+func describeAlarm(t *testing.T, ctx context.Context, name string) metricAlarm {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"AlarmNames": []string{name}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequestWithContext(ctx, "POST", emulator.Endpoint+"/", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+	req.Header.Set("X-Amz-Target", "GraniteServiceVersion20100801.DescribeAlarms")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("alarm %s: %v", name, err)
+	}
+	defer resp.Body.Close()
+	var got struct{ MetricAlarms []metricAlarm }
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("alarm %s: %s, %v", name, resp.Status, err)
+	}
+	if len(got.MetricAlarms) != 1 {
+		t.Fatalf("%d alarms named %s, want 1", len(got.MetricAlarms), name)
+	}
+	return got.MetricAlarms[0]
 }

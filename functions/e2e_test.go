@@ -39,6 +39,7 @@ func TestEndToEndOnEmulator(t *testing.T) {
 	t.Logf("built and deployed %s in %v", stack, time.Since(start).Round(time.Millisecond))
 	checkDefences(t, ctx, out)
 	checkFlowConcurrency(t, ctx, out)
+	checkDeadLetterAlarm(t, ctx, out)
 	reminder := startLongSleep(t, ctx, out)
 	// A visibility timeout the test can wait out: a message the flow
 	// function failed to settle comes back after it (see the end).

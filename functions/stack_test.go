@@ -48,7 +48,7 @@ func deployStack(t *testing.T, ctx context.Context, root, stack, token string) m
 		os.RemoveAll(filepath.Join(root, ".aws-sam", "local", stack))
 	})
 	out, logs := deploy(t, ctx, root, stack, token)
-	for _, k := range []string{"WebhookUrl", "ApiUrl", "TableName", "BucketName", "QueueUrl", "DeadLetterQueueUrl", "FlowFunctionName", "ScheduleGroupName"} {
+	for _, k := range []string{"WebhookUrl", "ApiUrl", "TableName", "BucketName", "QueueUrl", "DeadLetterQueueUrl", "FlowFunctionName", "ScheduleGroupName", "DeadLetterAlarmName"} {
 		if out[k] == "" {
 			t.Fatalf("stack output %s missing; got %v\n%s", k, out, logs)
 		}
@@ -57,14 +57,21 @@ func deployStack(t *testing.T, ctx context.Context, root, stack, token string) m
 	return out
 }
 
+// testParameters are the test stacks' parameters: timers past
+// scheduleAfter wake through the scheduler (longsleep_test.go), and the
+// dead-letter alarm notifies alarmTopic.
+var testParameters = fmt.Sprintf("ScheduleAfterSeconds=%d AlarmTopicArn=%s", int(scheduleAfter.Seconds()), alarmTopic)
+
+// alarmTopic stands for an SNS topic: MiniStack's CloudWatch does not
+// check that an alarm's actions exist.
+const alarmTopic = "arn:aws:sns:us-east-1:000000000000:workflow-test-alarms"
+
 // deploy builds and deploys stack with scripts/local.sh, its environment
 // the test's plus env, and returns the stack's outputs and what the
 // script logged (the deploy gate's report among it).
 func deploy(t *testing.T, ctx context.Context, root, stack, token string, env ...string) (map[string]string, string) {
 	cmd := exec.CommandContext(ctx, filepath.Join(root, "scripts", "local.sh"), "deploy", stack)
-	// Timers past scheduleAfter wake through the scheduler (longsleep_test.go).
-	cmd.Env = append(os.Environ(), "AWS_ENDPOINT_URL="+emulator.Endpoint, "API_BEARER_TOKEN="+token,
-		fmt.Sprintf("STACK_PARAMETERS=ScheduleAfterSeconds=%d", int(scheduleAfter.Seconds())))
+	cmd.Env = append(os.Environ(), "AWS_ENDPOINT_URL="+emulator.Endpoint, "API_BEARER_TOKEN="+token, "STACK_PARAMETERS="+testParameters)
 	cmd.Env = append(cmd.Env, env...)
 	var logs strings.Builder
 	cmd.Stderr = &logs
