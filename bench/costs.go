@@ -21,6 +21,9 @@ type Costs struct {
 	// follows, the next hook's claim and the suspension.
 	PerResume      map[string]float64    `json:"perResume,omitempty"`
 	PerResumeUnits awsworld.RequestUnits `json:"perResumeUnits"`
+	// Crowd is a resume of a responding hook, alone and among CrowdCallers
+	// concurrent ones.
+	Crowd *CrowdCosts `json:"crowd,omitempty"`
 	// PerStepUnits are PerStep's DynamoDB request units.
 	PerStepUnits awsworld.RequestUnits `json:"perStepUnits"`
 	// PerHop is one early wake-up of a sleep beyond SQS's delay limit

@@ -16,7 +16,7 @@ var MetricOrder = []string{
 	"ttfs", "stso", "seq_wall",
 	"long_stso_1_20", "long_stso_101_120", "long_stso_1001_1020", "long_overhead", "long_wall",
 	"fan_first", "fan_last", "fan_join", "fan_wall",
-	"ttr", "resume_call",
+	"ttr", "resume_call", "crowd_1", "crowd_100",
 	"ctt", "stream_delivery",
 }
 
@@ -35,6 +35,8 @@ var shortLabels = map[string]string{
 	"fan_wall":            "Fan-out run, wall",
 	"ttr":                 "TTR (after 1 s idle)",
 	"resume_call":         "ResumeHook call",
+	"crowd_1":             "Responding hook, 1 caller",
+	"crowd_100":           "Responding hook, 100 callers",
 	"ctt":                 "CTT (chunk trip)",
 	"stream_delivery":     "Stream delivery",
 }
@@ -143,6 +145,11 @@ func WriteTable(out io.Writer, results []*Result) {
 				r.World, formatCalls(c.PerStep), c.DynamoDBWritesPerStep, c.SQSSendsPerStep)
 			if c.PerResume != nil {
 				fmt.Fprintf(out, "%s: API calls per resume cycle: %s\n", r.World, formatCalls(c.PerResume))
+			}
+			if cr := c.Crowd; cr != nil {
+				fmt.Fprintf(out, "%s: API calls per resume of a responding hook, 1 caller: %s\n", r.World, formatCalls(cr.Lone))
+				fmt.Fprintf(out, "%s: API calls per resume of a responding hook, %d callers at once: %s (DynamoDB writes %.2g× a lone caller's)\n",
+					r.World, CrowdCallers, formatCalls(cr.Many), cr.WritesRatio)
 			}
 			if c.WaitingPerMinute != nil {
 				fmt.Fprintf(out, "%s: requests per waiting minute of one caller, after its first second: %s\n", r.World, formatCalls(c.WaitingPerMinute))

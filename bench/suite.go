@@ -35,6 +35,10 @@ type Config struct {
 	Resumes    int           `json:"resumesPerRun"`
 	Idle       time.Duration `json:"idleNs"` // how long a run waits on its hook before the resume
 
+	// CrowdRuns is how many runs of the crowd metric (one caller, then
+	// CrowdCallers at once) each World does.
+	CrowdRuns int `json:"crowdRuns"`
+
 	StreamRuns    int     `json:"streamRuns"`
 	StreamChunks  int     `json:"streamChunks"`
 	StreamSeconds float64 `json:"streamRecordingSeconds"`
@@ -65,6 +69,7 @@ func Quick() Config {
 		LongRuns: 3, LongSteps: 1020, LongWork: time.Millisecond,
 		FanRuns: 10, Branches: 64,
 		ResumeRuns: 2, Resumes: 5, Idle: time.Second,
+		CrowdRuns:  2,
 		StreamRuns: 1, StreamChunks: RecordingChunks, StreamSeconds: RecordingSeconds, StreamScale: 0.1,
 		WaitNap:      6 * time.Second,
 		MemSuspended: 1000, MemBranches: 64,
@@ -81,6 +86,7 @@ func Full() Config {
 		LongRuns: 5, LongSteps: 1020, LongWork: 100 * time.Millisecond,
 		FanRuns: 25, Branches: 64,
 		ResumeRuns: 25, Resumes: 5, Idle: time.Second,
+		CrowdRuns:  5,
 		StreamRuns: 10, StreamChunks: RecordingChunks, StreamSeconds: RecordingSeconds, StreamScale: 1,
 		WaitNap:      62 * time.Second, // a whole minute measured
 		MemSuspended: 1000, MemBranches: 64,
@@ -97,6 +103,7 @@ func Smoke() Config {
 		LongRuns: 1, LongSteps: 25, LongWork: 0,
 		FanRuns: 2, Branches: 8,
 		ResumeRuns: 1, Resumes: 2, Idle: 10 * time.Millisecond,
+		CrowdRuns:  1,
 		StreamRuns: 1, StreamChunks: 40, StreamSeconds: 0.2, StreamScale: 1,
 	}
 }
@@ -197,6 +204,7 @@ func Run(ctx context.Context, subj Subject, cfg Config, logf func(string, ...any
 		{"long run", s.long},
 		{"fan-out", s.fanout},
 		{"resume", s.resume},
+		{"crowd", s.crowdResumes},
 		{"agent stream", s.stream},
 		{"waiters", s.waiters},
 	} {

@@ -44,6 +44,7 @@ var (
 	ErrStreamClosed = errors.New("world: stream closed")
 	ErrLeaseHeld    = errors.New("world: run leased to another invocation")
 	ErrLeaseLost    = errors.New("world: run lease not held")
+	ErrInboxChanged = errors.New("world: inbox message already taken")
 )
 
 // EventType names an entry of a run's event log.
@@ -119,6 +120,9 @@ type Run struct {
 	// writer from outside the run knows where to append without reading
 	// the whole log. A stale value only costs that writer one conflict.
 	LastSlot int64 `json:"lastSlot"`
+	// Inbox is how many messages wait in the run's inbox (see Inbox), on
+	// Worlds that have one: delivered, not yet in the log.
+	Inbox int `json:"inbox,omitempty"`
 }
 
 // RunUpdate changes a run's entity together with an append to its log.
@@ -312,4 +316,37 @@ type Leaser interface {
 	// nothing is written and the error matches ErrLeaseLost. This fences
 	// off an invocation that stalled past its lease and was replaced.
 	AppendLeased(ctx context.Context, owner, runID string, from int64, events []Event, update *RunUpdate) (missed []Event, err error)
+}
+
+// InboxMessage is an event delivered to a run from outside (a hook resume)
+// that waits in the run's inbox until the run's lease holder folds it
+// into the log.
+type InboxMessage struct {
+	// ID names the message: delivering the same ID twice is one message.
+	ID string `json:"id"`
+	// Event is what the holder appends: Type, CorrelationID, Payload and
+	// CreatedAt (when it was delivered). RunID and Slot are unset.
+	Event Event `json:"event"`
+}
+
+// Inbox is implemented by Worlds where many writers from outside a run
+// can deliver to it at once without contending for its log's next slot:
+// each delivery is a write of its own, and the invocation that holds the
+// run's lease (Leaser) appends the waiting messages to the log in
+// batches. A World with an Inbox implements Leaser too.
+type Inbox interface {
+	// Deliver puts msg in the run's inbox. A message with the same ID
+	// already there is left as it is, and no error is returned.
+	Deliver(ctx context.Context, runID string, msg InboxMessage) error
+	// Inbox returns the messages waiting in the run's inbox, oldest first
+	// (by Event.CreatedAt, then ID): the order they are folded in.
+	Inbox(ctx context.Context, runID string) ([]InboxMessage, error)
+	// Withdraw takes message id out of the inbox and reports whether it
+	// was still there (false: a fold took it, or it was never delivered).
+	Withdraw(ctx context.Context, runID, id string) (bool, error)
+	// AppendFolded is AppendLeased that also takes the messages folded (by
+	// ID) out of the inbox, all in one atomic step: the events that record
+	// them are among events. If one of them is no longer there, nothing is
+	// written and the error matches ErrInboxChanged.
+	AppendFolded(ctx context.Context, owner, runID string, from int64, events []Event, update *RunUpdate, folded []string) (missed []Event, err error)
 }

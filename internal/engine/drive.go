@@ -43,11 +43,27 @@ func (inv *invocation) drive(events []world.Event) error {
 		// retry will bring the workflow into this deployment.
 		inv.fatal = inv.e.missingWorkflow(inv.run.Workflow)
 	}
+	if inv.run.Inbox > 0 {
+		if _, err := inv.fold(); err != nil {
+			return err
+		}
+	}
 	wake := inv.watch()
 	for {
 		end, err := inv.loop(wake)
 		if err != nil || end == ended {
 			return err
+		}
+		if end == suspended && inv.folded {
+			// Messages came in a burst: more may wait, and taking them
+			// now saves releasing the lease and taking it again.
+			took, err := inv.fold()
+			if err != nil {
+				return err
+			}
+			if took {
+				continue
+			}
 		}
 		missed, err := inv.releaseLease(end == suspended)
 		if err != nil {
@@ -55,6 +71,13 @@ func (inv *invocation) drive(events []world.Event) error {
 		}
 		if end == outOfTime {
 			return inv.handoff()
+		}
+		if !missed {
+			// A message delivered while we held the lease had its
+			// wake-up deferred to us.
+			if missed, err = inv.inboxWaiting(); err != nil {
+				return err
+			}
 		}
 		if missed {
 			// Events came in after the last look (a hook resume, say), and
@@ -289,14 +312,18 @@ func (inv *invocation) waitForOthers(seen int64) error {
 	}
 }
 
-// catchUp applies events other writers appended.
+// catchUp applies events other writers appended, and the messages waiting
+// in the run's inbox if it awaits any.
 func (inv *invocation) catchUp() error {
 	evs, err := inv.e.World.Events(inv.ctx, inv.run.ID, inv.lastSlot.Load())
 	if err != nil {
 		return err
 	}
 	inv.absorb(evs)
-	return nil
+	if inv.awaitsMessages() {
+		_, err = inv.fold()
+	}
+	return err
 }
 
 // absorb applies events written by someone else, dropping what we were

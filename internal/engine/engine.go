@@ -131,7 +131,7 @@ func (e *Engine) Process(ctx context.Context, runID string) error {
 	if err != nil {
 		return err
 	}
-	if !run.Status.Terminal() && e.idle.unchanged(runID, run.LastSlot) {
+	if !run.Status.Terminal() && run.Inbox == 0 && e.idle.unchanged(runID, run.LastSlot) {
 		return nil // nothing new since this process suspended the run
 	}
 	inv := newInvocation(ctx, e, run)

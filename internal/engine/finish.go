@@ -61,8 +61,15 @@ func (inv *invocation) afterFinish(events []world.Event) error {
 			return err
 		}
 	}
-	streams, err := closeStreams(inv.ctx, inv.e.World, run.ID, held.owed)
+	stranded, err := strandedReplies(inv.ctx, inv.e.World, run)
 	if err != nil {
+		return err
+	}
+	streams, err := closeStreams(inv.ctx, inv.e.World, run.ID, append(held.owed, stranded...))
+	if err != nil {
+		return err
+	}
+	if err := withdrawAll(inv.ctx, inv.e.World, run.ID, stranded); err != nil {
 		return err
 	}
 	if ex, ok := inv.e.World.(world.Expirer); ok {

@@ -40,6 +40,8 @@ type invocation struct {
 
 	patches         map[string]bool // Patched's answers, by patch ID
 	recordedPatches map[string]bool // patch IDs the log holds a marker for
+	received        map[string]bool // eventKeys of the log's hook messages, against redelivered inbox messages
+	folded          bool            // the invocation folded inbox messages: more may be coming
 
 	lastSlot atomic.Int64 // the last slot applied; read by the watcher
 	writing  atomic.Int64 // the last slot of our latest append, set before it is sent; read by the watcher
@@ -83,6 +85,7 @@ func newInvocation(ctx context.Context, e *Engine, run world.Run) *invocation {
 
 		patches:         map[string]bool{},
 		recordedPatches: map[string]bool{},
+		received:        map[string]bool{},
 	}
 	return inv
 }
@@ -197,6 +200,7 @@ func (inv *invocation) applyEvent(ev world.Event) error {
 	case world.HookReceived:
 		p, err := decodePayload[hookReceivedPayload](ev)
 		op.hook.receive(HookMessage(p))
+		inv.received[eventKey(ev)] = true
 		return err
 	case world.HookConflict: // a takeover; conflicts at creation went to applyCreation
 		p, err := decodePayload[hookConflictPayload](ev)

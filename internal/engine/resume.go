@@ -17,8 +17,8 @@ import (
 // run; each follow means another run took the token over meanwhile.
 const maxFollows = 8
 
-// Resume records a message for the hook holding token in its run's log and
-// wakes the run. message gives the payload to record for the hook found,
+// Resume records a message for the hook holding token in its run's log (or
+// its inbox, on a World with one: see deliver) and wakes the run. message gives the payload to record for the hook found,
 // which it may inspect (its kind, its metadata); its error stops the
 // resume before anything is written. It is asked again for each hook a
 // takeover sends the message on to.
@@ -58,6 +58,13 @@ func Resume(ctx context.Context, w world.World, token, resumeID string, message 
 		}
 		ev := world.Event{Type: world.HookReceived, CorrelationID: h.CorrelationID,
 			Payload: mustJSON(hookReceivedPayload{ResumeID: resumeID, Payload: payload})}
+		if inbox, ok := w.(world.Inbox); ok {
+			delivered, err := deliver(ctx, w, inbox, h, world.InboxMessage{ID: resumeID, Event: ev}, now, maxEvents)
+			if err != nil || delivered {
+				return h, err
+			}
+			continue // the hook changed meanwhile: follow the token
+		}
 		slot, err := appendAtEnd(ctx, w, h.RunID, ev, nil, now, maxEvents)
 		if errors.Is(err, world.ErrRunFinished) || errors.Is(err, world.ErrRunNotFound) {
 			continue // the owner ended: unless the token moved on, the next read says not found

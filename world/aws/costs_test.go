@@ -29,6 +29,9 @@ func TestCallCosts(t *testing.T) {
 			return err
 		}
 	}
+	msg := func(id string) world.InboxMessage {
+		return world.InboxMessage{ID: id, Event: testEvent(world.HookReceived, `{"resumeId":"`+id+`"}`)}
+	}
 	var d world.Delivery
 	var overdue []world.OverdueRun
 	receive := func(ctx context.Context) (err error) { d, err = w.Receive(ctx, time.Minute); return err }
@@ -86,6 +89,25 @@ func TestCallCosts(t *testing.T) {
 		}, ok, calls{"DynamoDB.UpdateItem": 1}},
 		{"AppendLeased", w, func(ctx context.Context) error {
 			_, err := w.AppendLeased(ctx, "a", "r", 4, []world.Event{testEvent(world.StepStarted, "")}, nil)
+			return err
+		}, ok, calls{"DynamoDB.TransactWriteItems": 1}},
+		{"Deliver", w, func(ctx context.Context) error { return w.Deliver(ctx, "r", msg("m1")) },
+			ok, calls{"DynamoDB.PutItem": 1}},
+		{"Deliver again", w, func(ctx context.Context) error { return w.Deliver(ctx, "r", msg("m1")) },
+			ok, calls{"DynamoDB.PutItem": 1}},
+		{"Deliver of a 1 MB payload", w, func(ctx context.Context) error {
+			m := msg("m2")
+			m.Event.Payload = big
+			return w.Deliver(ctx, "r", m)
+		}, ok, calls{"DynamoDB.PutItem": 1, "S3.PutObject": 1}},
+		{"GetRun with messages waiting", w, func(ctx context.Context) error { _, err := w.GetRun(ctx, "r"); return err },
+			ok, calls{"DynamoDB.Query": 1}},
+		{"Inbox", w, func(ctx context.Context) error { _, err := w.Inbox(ctx, "r"); return err },
+			ok, calls{"DynamoDB.Query": 1, "S3.GetObject": 1}},
+		{"Withdraw", w, func(ctx context.Context) error { _, err := w.Withdraw(ctx, "r", "m2"); return err },
+			ok, calls{"DynamoDB.DeleteItem": 1}},
+		{"AppendFolded", w, func(ctx context.Context) error {
+			_, err := w.AppendFolded(ctx, "a", "r", 5, nil, nil, []string{"m1"})
 			return err
 		}, ok, calls{"DynamoDB.TransactWriteItems": 1}},
 		{"ReleaseLease", w, func(ctx context.Context) error {

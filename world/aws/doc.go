@@ -20,6 +20,7 @@
 //	run#<id>        ev#<slot, 20 digits>  an event
 //	run#<id>        ev#head               log head: next free slot, finished, lease owner and expiry,
 //	                                      due time (overdue.go)
+//	run#<id>        in#<message id>       a message waiting in the run's inbox
 //	hook#<token>    hook                  a hook token's holder
 //	stream#<name>   chunk#<index>         a live stream chunk
 //	stream#<name>   chunk#head            stream head: next index, closed, object
@@ -59,6 +60,28 @@
 // retryer is told so, and only a cancellation that reports nothing but
 // TransactionConflict is tried again. A transaction holds at most 100
 // items, so CreateRun and AppendEvents take at most 98 events.
+//
+// # Inbox
+//
+// A hook resume does not append to the log: every resumer of a busy hook
+// would race every other for the log's next slot, each lost slot a
+// refused transaction and a Query, so a hundred concurrent resumes cost
+// thousands of calls. Deliver puts the message as an item of its own,
+// in#<resume ID>, on condition that it does not exist (a redelivery
+// changes nothing), with no transaction: a transaction with a condition
+// on the log head would make concurrent deliveries conflict. The run's
+// lease holder folds the waiting messages into the log with AppendFolded:
+// the append's transaction plus a Delete of each message on condition
+// that it is still there, so a message is in the log or in the inbox,
+// never both (Withdraw, a conditional DeleteItem, is how a resumer that
+// lost a race with a takeover takes its message back; a fold that meets a
+// withdrawn message writes nothing and answers ErrInboxChanged). A
+// message takes two items of the transaction, so one fold takes at most
+// 49. "in#" sorts between "ev#head" and "run", so GetRun's one Query
+// counts the waiting messages (Run.Inbox), and ExpireRun stamps those a
+// finished run left. A message carries its delivery time as due, so it
+// sits in the due index until folded: a run waiting only for hooks whose
+// resumer's wake-up was lost is found overdue (overdue.go).
 //
 // # Retries and lost answers
 //
@@ -192,6 +215,10 @@
 //	  at a taken slot                 1 TransactWriteItems, 1 Query
 //	  AppendLeased                    the same: the lease is checked in the head's condition
 //	Events                            1 Query (+ GetObjects)
+//	Deliver                           1 PutItem, delivered again or not (+ 1 PutObject)
+//	Inbox                             1 Query (+ GetObjects)
+//	Withdraw                          1 DeleteItem
+//	AppendFolded                      1 TransactWriteItems (events + messages + 1 items)
 //	AcquireLease, RenewLease,         1 UpdateItem each (of the log head), refused or not
 //	  ReleaseLease
 //	  ReleaseLease after the log grew 2 UpdateItem (the second makes the run due now)

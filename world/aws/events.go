@@ -2,6 +2,7 @@ package aws
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -19,7 +20,7 @@ import (
 // run. A refusal is decided from the cancellation reasons and the head as
 // it was, never by trying again.
 func (w *World) AppendEvents(ctx context.Context, runID string, from int64, events []world.Event, update *world.RunUpdate) ([]world.Event, error) {
-	return w.appendEvents(ctx, "", runID, from, events, update)
+	return w.appendEvents(ctx, "", runID, from, events, update, nil)
 }
 
 // AppendLeased implements world.Leaser: AppendEvents whose condition on the
@@ -29,17 +30,18 @@ func (w *World) AppendLeased(ctx context.Context, owner, runID string, from int6
 	if owner == "" {
 		return nil, fmt.Errorf("append to run %s: no lease owner: %w", runID, world.ErrLeaseLost)
 	}
-	return w.appendEvents(ctx, owner, runID, from, events, update)
+	return w.appendEvents(ctx, owner, runID, from, events, update, nil)
 }
 
-// appendEvents appends, under owner's lease unless owner is empty.
-func (w *World) appendEvents(ctx context.Context, owner, runID string, from int64, events []world.Event, update *world.RunUpdate) ([]world.Event, error) {
+// appendEvents appends, under owner's lease unless owner is empty, and
+// deletes the inbox messages folded.
+func (w *World) appendEvents(ctx context.Context, owner, runID string, from int64, events []world.Event, update *world.RunUpdate, folded []string) ([]world.Event, error) {
 	if from < 1 {
 		return nil, fmt.Errorf("append to run %s: slot %d: slots start at 1", runID, from)
 	}
 	// Two items of the transaction are the log head and the run.
-	if len(events) > maxTransactItems-2 {
-		return nil, fmt.Errorf("append to run %s: %d events, at most %d fit one transaction", runID, len(events), maxTransactItems-2)
+	if len(events)+len(folded) > maxTransactItems-2 {
+		return nil, fmt.Errorf("append to run %s: %d events and %d inbox messages, at most %d fit one transaction", runID, len(events), len(folded), maxTransactItems-2)
 	}
 	items := newEventItems(runID, from, events)
 	blobs := eventBlobs(items)
@@ -58,10 +60,15 @@ func (w *World) appendEvents(ctx context.Context, owner, runID string, from int6
 		w.deleteObjects(ctx, keys)
 		return nil, fmt.Errorf("append to run %s: %w", runID, err)
 	}
+	writes = append(writes, w.inboxDeletes(runID, folded)...)
 	err = w.transact(ctx, writes)
 	if reasons, ok := cancelReasons(err); ok {
 		w.deleteObjects(ctx, keys)
-		return w.appendRefused(ctx, owner, runID, from, len(items), reasons, err)
+		missed, err := w.appendRefused(ctx, owner, runID, from, len(items), reasons, err)
+		if errors.Is(err, errNotRefused) && anyRefused(reasons, len(writes)-len(folded), len(writes)) {
+			err = fmt.Errorf("append to run %s: %w", runID, world.ErrInboxChanged)
+		}
+		return missed, err
 	}
 	if err != nil {
 		return nil, fmt.Errorf("append to run %s at slot %d: %w", runID, from, err)
@@ -215,7 +222,21 @@ func (w *World) appendRefused(ctx context.Context, owner, runID string, from int
 	case headRefused:
 		return nil, fmt.Errorf("append to run %s at slot %d: the log has %d events", runID, from, head.Next-1)
 	}
-	return nil, fmt.Errorf("append to run %s at slot %d: %w", runID, from, err)
+	return nil, fmt.Errorf("append to run %s at slot %d: %w: %w", runID, from, errNotRefused, err)
+}
+
+// errNotRefused marks an append cancelled for a reason other than its
+// events and log head: AppendFolded looks at its inbox deletes then.
+var errNotRefused = errors.New("neither the events nor the log head refused")
+
+// anyRefused reports whether a condition of the items from..to-1 failed.
+func anyRefused(reasons []types.CancellationReason, from, to int) bool {
+	for i := from; i < to; i++ {
+		if r, _ := refused(reasons, i); r {
+			return true
+		}
+	}
+	return false
 }
 
 // Events implements world.Store with one consistent Query from slot

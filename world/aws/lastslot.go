@@ -19,15 +19,18 @@ import (
 // ("ev#head" < "run"), so one Query reads both.
 
 // GetRun implements world.Store with one consistent Query of the run's log
-// head and entity.
+// head, inbox and entity.
 func (w *World) GetRun(ctx context.Context, id string) (world.Run, error) {
 	avs, err := w.queryRange(ctx, runPK(id), skLogHead, skRun)
 	if err != nil {
 		return world.Run{}, fmt.Errorf("get run %s: %w", id, err)
 	}
 	var head logHead
+	inbox := 0
 	for _, av := range avs {
 		switch {
+		case isInboxItem(av):
+			inbox++ // they sort between the head and the run
 		case isItem(av, skLogHead):
 			if err := unmarshalItem(av, &head); err != nil {
 				return world.Run{}, fmt.Errorf("get run %s: decode log head: %w", id, err)
@@ -36,7 +39,7 @@ func (w *World) GetRun(ctx context.Context, id string) (world.Run, error) {
 			return world.Run{}, fmt.Errorf("run %s: %w", id, world.ErrRunNotFound)
 		case isItem(av, skRun):
 			run, err := w.runFromItem(ctx, av)
-			run.LastSlot = lastSlot(head)
+			run.LastSlot, run.Inbox = lastSlot(head), inbox
 			return run, err
 		}
 	}

@@ -1,7 +1,9 @@
 package aws
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -32,9 +34,10 @@ func TestOverlongHookTokens(t *testing.T) {
 }
 
 // An event item without its slot (written by hand, or by a broken tool)
-// in the slot a resume writes next: the resume fails at once with an error
+// in the slot the run's log takes next: the resume waits in the run's
+// inbox, and the fold that would append it fails at once with an error
 // that says the log is corrupt, instead of retrying the same slot for ever.
-func TestCorruptEventItemStopsAResume(t *testing.T) {
+func TestCorruptEventItemStopsAFold(t *testing.T) {
 	w := newTestWorld(t)
 	ctx := t.Context()
 	now := time.Now()
@@ -53,15 +56,74 @@ func TestCorruptEventItemStopsAResume(t *testing.T) {
 	}}); err != nil {
 		t.Fatal(err)
 	}
+	if err := workflow.ResumeHook(ctx, workflow.NewClient(w), "corrupt-token", "hello"); err != nil {
+		t.Fatalf("resume = %v; it only writes the run's inbox", err)
+	}
+	holder := world.Lease{Owner: "holder", Until: now.Add(time.Minute)}
+	if _, err := w.AcquireLease(ctx, run.ID, holder, now); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := w.Inbox(ctx, run.ID)
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("Inbox = %v, %v; want the resume's message", msgs, err)
+	}
 	w.ResetCalls()
-	err := workflow.ResumeHook(ctx, workflow.NewClient(w), "corrupt-token", "hello")
+	_, err = w.AppendFolded(ctx, holder.Owner, run.ID, 2, []world.Event{msgs[0].Event}, nil, []string{msgs[0].ID})
 	if err == nil || !strings.Contains(err.Error(), "corrupt") {
-		t.Fatalf("resume = %v, want an error saying the log is corrupt", err)
+		t.Fatalf("fold = %v, want an error saying the log is corrupt", err)
 	}
 	if n := w.Calls()["DynamoDB.TransactWriteItems"]; n > 1 {
-		t.Errorf("the resume tried %d appends, want one", n)
+		t.Errorf("the fold tried %d appends, want one", n)
 	}
 	if _, err := w.Events(ctx, run.ID, 0); err == nil || !strings.Contains(err.Error(), "corrupt") {
 		t.Errorf("Events = %v, want an error saying the log is corrupt", err)
+	}
+}
+
+// Resumes keep to the run's event limit with the inbox too: a resume is
+// accepted while the log and the inbox together hold fewer events than
+// the limit, so once the resumes are refused (ErrMaxEventsExceeded) the
+// inbox holds exactly what fits, and the run, having folded it, fails
+// with the same cause instead of replaying a log without end.
+func TestResumesStopAtTheEventLimit(t *testing.T) {
+	const limit = 20
+	w := newTestWorld(t)
+	ctx, stop := context.WithTimeout(t.Context(), time.Minute)
+	defer stop()
+	c := workflow.NewClient(w, workflow.WithMaxEvents(limit))
+	token := fmt.Sprint("aws-test:limit:", time.Now().UnixNano())
+	run, err := workflow.Start(ctx, c, inbox, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	worker := func(ctx context.Context) error {
+		return workflow.NewWorker(w, workflow.WorkerOptions{MaxEvents: limit}).Run(ctx)
+	}
+	// The worker runs until the run holds its token, then stops, so that
+	// the resumes below wait in the inbox.
+	first, stopFirst := context.WithCancel(ctx)
+	go worker(first)
+	for workflow.ResumeHook(ctx, c, token, "first") != nil {
+		time.Sleep(20 * time.Millisecond)
+	}
+	waitFolded(t, w, run.ID, 1)
+	stopFirst()
+	accepted := 0
+	for range 2 * limit {
+		if err = workflow.ResumeHook(ctx, c, token, "more"); err != nil {
+			break
+		}
+		accepted++
+	}
+	if !errors.Is(err, workflow.ErrMaxEventsExceeded) {
+		t.Fatalf("after %d resumes: err = %v, want ErrMaxEventsExceeded", accepted, err)
+	}
+	state, err := w.GetRun(ctx, run.ID)
+	if err != nil || state.LastSlot+int64(state.Inbox) != limit {
+		t.Fatalf("the log holds %d events and the inbox %d after the resumes, want %d together: %v", state.LastSlot, state.Inbox, limit, err)
+	}
+	go worker(ctx)
+	if _, err := run.Result(ctx); !errors.Is(err, workflow.ErrMaxEventsExceeded) {
+		t.Fatalf("run = %v, want ErrMaxEventsExceeded", err)
 	}
 }

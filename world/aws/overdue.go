@@ -28,7 +28,11 @@ import (
 // however many runs the table keeps.
 //
 // Only writes that set due touch the index: a run's creation, an outside
-// append, the release of a lease, a re-queue, and the end that removes it.
+// append, the release of a lease, a re-queue, and the end that removes it;
+// and a message delivered to the run's inbox, whose own item carries its
+// delivery time as due until the fold deletes it (inbox.go). A run whose
+// head has no due (it waits only for hooks) is due by its earliest such
+// message.
 // An invocation's own appends leave due alone, so a step's transaction
 // writes the index nothing.
 
@@ -80,6 +84,12 @@ func (w *World) OverdueRuns(ctx context.Context, before, now time.Time, limit in
 		}
 	}
 	slices.SortFunc(found, func(a, b world.OverdueRun) int { return a.Due.Compare(b.Due) })
+	seen := map[string]bool{} // a run's head and its inbox messages: the earliest
+	found = slices.DeleteFunc(found, func(r world.OverdueRun) bool {
+		dup := seen[r.RunID]
+		seen[r.RunID] = true
+		return dup
+	})
 	found = found[:min(len(found), limit)]
 	ids := make([]string, len(found))
 	at := make(map[string]*world.OverdueRun, len(found))
@@ -91,10 +101,17 @@ func (w *World) OverdueRuns(ctx context.Context, before, now time.Time, limit in
 	err := w.readHeads(ctx, ids, func(head logHead) {
 		r := at[head.PK]
 		free := head.LeaseOwner == "" || head.LeaseUntil <= now.UnixMilli()
-		if r == nil || head.Finished || head.Due == 0 || head.Due >= before.UnixMilli() || !free {
+		due := head.Due
+		if due == 0 && r != nil {
+			// Due for nothing but the earliest message in its inbox: a run
+			// that only waits for hooks, which the message's wake-up was to
+			// move.
+			due = r.Due.UnixMilli()
+		}
+		if r == nil || head.Finished || due == 0 || due >= before.UnixMilli() || !free {
 			return // the index lags the table, or a live invocation holds the run
 		}
-		r.LastSlot, r.Due = lastSlot(head), time.UnixMilli(head.Due)
+		r.LastSlot, r.Due = lastSlot(head), time.UnixMilli(due)
 		r.Requeued = head.Requeued != 0 && head.Requeued == r.LastSlot
 		overdue = append(overdue, *r)
 	})
@@ -148,7 +165,10 @@ func (w *World) MarkRequeued(ctx context.Context, run world.OverdueRun, now time
 	update := w.setDue(expression.Set(expression.Name("requeued"), expression.Value(run.LastSlot)), run.RunID, now)
 	cond := expression.And(
 		expression.Name("next").Equal(expression.Value(run.LastSlot+1)),
-		expression.Name(attrDue).Equal(expression.Value(run.Due.UnixMilli())),
+		expression.Or( // due by its inbox, the head has none
+			expression.Name(attrDue).Equal(expression.Value(run.Due.UnixMilli())),
+			expression.AttributeNotExists(expression.Name(attrDue)),
+		),
 		expression.Name("finished").Equal(expression.Value(false)),
 		expression.Or(
 			expression.AttributeNotExists(expression.Name("leaseOwner")),

@@ -45,6 +45,7 @@ func Run(t *testing.T, newWorld func(t *testing.T) world.World) {
 		{"Lease", leaseTests},
 		{"LastSlot", lastSlotTests},
 		{"Overdue", overdueTests},
+		{"Inbox", inboxTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

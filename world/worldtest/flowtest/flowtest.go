@@ -53,6 +53,8 @@ var scenarios = []scenario{
 	{"HookForceTakeover", hookForceTakeover},
 	{"RespondingHookReplies", respondingHookReplies},
 	{"RespondingHookConcurrentCallers", respondingHookConcurrentCallers},
+	{"RespondingHookCrowd", respondingHookCrowd},
+	{"RespondingHookRacesTheEnd", respondingHookRacesTheEnd},
 	{"RespondingHookStreamedReply", respondingHookStreamedReply},
 	{"RespondingHookNoReply", respondingHookNoReply},
 	{"RespondingHookRejectsUndecodable", respondingHookRejectsUndecodable},

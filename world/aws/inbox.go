@@ -1,0 +1,136 @@
+package aws
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/lambdaworkflow/workflow/world"
+)
+
+// A run's inbox is one item per message in the run's own partition, under
+// "in#<id>": a delivery is a conditional PutItem that no other delivery
+// contends with (a transaction with a condition on the log head would
+// make concurrent deliveries cancel each other). "in#" sorts after
+// "ev#head" and before "run", so GetRun's one Query counts the waiting
+// messages, and ExpireRun's stamps those a finished run left.
+
+var _ world.Inbox = (*World)(nil)
+
+const skInboxPrefix = "in#"
+
+func inboxSK(id string) string { return skInboxPrefix + id }
+
+// inboxItem is one message waiting in a run's inbox. A payload too large
+// for the item lives in S3 under PayloadRef. Due and DueShard, the
+// delivery time, put the message in the due index (overdue.go): a run
+// with a message nobody folds, because the resumer's wake-up was lost, is
+// overdue like one whose outside append nothing acted on.
+type inboxItem struct {
+	itemKeys
+	ID         string      `json:"inboxId"`
+	Event      world.Event `json:"event"`
+	PayloadRef string      `json:"payloadRef,omitempty"`
+	Due        int64       `json:"due"`
+	DueShard   string      `json:"dueShard"`
+}
+
+func isInboxItem(av ddbItem) bool {
+	s, ok := av[attrSK].(*types.AttributeValueMemberS)
+	return ok && strings.HasPrefix(s.Value, skInboxPrefix)
+}
+
+// Deliver implements world.Inbox with one conditional PutItem (and an S3
+// put for a large payload). A second delivery of the same ID is refused
+// by the condition and changes nothing.
+func (w *World) Deliver(ctx context.Context, runID string, msg world.InboxMessage) error {
+	if msg.ID == "" {
+		return fmt.Errorf("deliver to run %s: the message has no ID", runID)
+	}
+	item := inboxItem{itemKeys: itemKeys{PK: runPK(runID), SK: inboxSK(msg.ID)}, ID: msg.ID, Event: msg.Event,
+		Due: msg.Event.CreatedAt.UnixMilli(), DueShard: dueShard(runID)}
+	item.Event.RunID, item.Event.Slot = "", 0
+	blobs := []blob{{Data: (*[]byte)(&item.Event.Payload), Ref: &item.PayloadRef, limit: eventBlobLimit}}
+	keys, err := w.placeBlobs(ctx, "runs/"+runID, transactBudget, blobs)
+	if err != nil {
+		w.deleteObjects(ctx, keys)
+		return fmt.Errorf("deliver to run %s: %w", runID, err)
+	}
+	av, err := marshalItem(&item)
+	if err == nil {
+		_, _, err = w.putIf(ctx, av, expression.AttributeNotExists(expression.Name(attrPK)))
+	}
+	if err != nil {
+		w.deleteObjects(ctx, keys)
+		return fmt.Errorf("deliver to run %s: %w", runID, err)
+	}
+	return nil
+}
+
+// Inbox implements world.Inbox with one consistent Query of the run's
+// inbox items.
+func (w *World) Inbox(ctx context.Context, runID string) ([]world.InboxMessage, error) {
+	// "in$" is the first key past every "in#…".
+	avs, err := w.queryRange(ctx, runPK(runID), skInboxPrefix, "in$")
+	if err != nil {
+		return nil, fmt.Errorf("inbox of run %s: %w", runID, err)
+	}
+	msgs := make([]world.InboxMessage, 0, len(avs))
+	for _, av := range avs {
+		var item inboxItem
+		if err := unmarshalItem(av, &item); err != nil {
+			return nil, fmt.Errorf("inbox of run %s: decode: %w", runID, err)
+		}
+		if err := w.loadBlob(ctx, item.PayloadRef, (*[]byte)(&item.Event.Payload)); err != nil {
+			return nil, fmt.Errorf("inbox of run %s: %w", runID, err)
+		}
+		msgs = append(msgs, world.InboxMessage{ID: item.ID, Event: item.Event})
+	}
+	slices.SortFunc(msgs, func(a, b world.InboxMessage) int {
+		return cmp.Or(a.Event.CreatedAt.Compare(b.Event.CreatedAt), cmp.Compare(a.ID, b.ID))
+	})
+	return msgs, nil
+}
+
+// Withdraw implements world.Inbox with one conditional DeleteItem.
+func (w *World) Withdraw(ctx context.Context, runID, id string) (bool, error) {
+	key := itemKeys{PK: runPK(runID), SK: inboxSK(id)}.key()
+	_, refused, err := w.deleteIf(ctx, key, expression.AttributeExists(expression.Name(attrPK)))
+	if err != nil {
+		return false, fmt.Errorf("withdraw %s from run %s: %w", id, runID, err)
+	}
+	return !refused, nil
+}
+
+// AppendFolded implements world.Inbox: AppendLeased's transaction with a
+// conditional Delete of each message folded, so a message is in the log or
+// in the inbox, never both nor neither. Each message costs the transaction
+// two of its items (its event and its delete).
+func (w *World) AppendFolded(ctx context.Context, owner, runID string, from int64, events []world.Event, update *world.RunUpdate, folded []string) ([]world.Event, error) {
+	if owner == "" {
+		return nil, fmt.Errorf("append to run %s: no lease owner: %w", runID, world.ErrLeaseLost)
+	}
+	return w.appendEvents(ctx, owner, runID, from, events, update, folded)
+}
+
+// inboxDeletes are the Deletes of folded messages in an append's
+// transaction, each on condition that the message is still there.
+func (w *World) inboxDeletes(runID string, folded []string) []types.TransactWriteItem {
+	there := mustBuild(expression.NewBuilder().WithCondition(expression.AttributeExists(expression.Name(attrPK))))
+	deletes := make([]types.TransactWriteItem, len(folded))
+	for i, id := range folded {
+		deletes[i] = types.TransactWriteItem{Delete: &types.Delete{
+			TableName:                 &w.opts.Table,
+			Key:                       itemKeys{PK: runPK(runID), SK: inboxSK(id)}.key(),
+			ConditionExpression:       there.Condition(),
+			ExpressionAttributeNames:  there.Names(),
+			ExpressionAttributeValues: there.Values(),
+		}}
+	}
+	return deletes
+}
