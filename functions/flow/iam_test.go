@@ -295,8 +295,8 @@ var iamEverything = workflow.Define("iamflow.everything", func(ctx workflow.Cont
 })
 
 // iamLarge writes to the run's stream and returns a large output. It
-// resumes the run's hook first, so that the write of its output finds the
-// slot taken, and is made again.
+// resumes the run's hook first: a message the run takes into its log while
+// it holds the lease.
 var iamLarge = workflow.DefineStep("iamflow.large", func(ctx context.Context, token string) (string, error) {
 	if err := workflow.ResumeHook(ctx, iamCustomer, token, "resumed"); err != nil {
 		return "", err

@@ -3,8 +3,8 @@ package iamcheck
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,9 +12,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/lambdaworkflow/workflow/internal/emulator"
-	"github.com/lambdaworkflow/workflow/world"
 	"github.com/lambdaworkflow/workflow/world/aws"
 )
 
@@ -97,11 +97,30 @@ func (s *Stack) SchedulerAsIn(t *testing.T, tmpl *Template, function string) boo
 }
 
 // Recorded returns the stack's config with r recording every call of the
-// clients made from it.
-func (s *Stack) Recorded(r *Recorder) sdkaws.Config {
+// clients made from it, and the further API options opts.
+func (s *Stack) Recorded(r *Recorder, opts ...func(*middleware.Stack) error) sdkaws.Config {
 	cfg := s.Config.Copy()
-	cfg.APIOptions = append(cfg.APIOptions, r.Register)
+	cfg.APIOptions = append(append(cfg.APIOptions, r.Register), opts...)
 	return cfg
+}
+
+// errRefused is the failure Failing answers with.
+var errRefused = errors.New("iamcheck: the service refused the call (a test's fault)")
+
+// Failing is an API option that fails, before it is sent, every call whose
+// input refuses matches: it stands for a service failing the call, so that
+// a test can take the path a function takes after such a failure. Added
+// after a Recorder, the failed call is still recorded.
+func Failing(refuses func(params any) bool) func(*middleware.Stack) error {
+	return func(stack *middleware.Stack) error {
+		return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("iamcheckFailing",
+			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				if refuses(in.Parameters) {
+					return middleware.InitializeOutput{}, middleware.Metadata{}, errRefused
+				}
+				return next.HandleInitialize(ctx, in)
+			}), middleware.After)
+	}
 }
 
 // World returns a World on the stack's resources whose clients are made
@@ -115,22 +134,12 @@ func (s *Stack) World(t *testing.T, cfg sdkaws.Config) *aws.World {
 	return w
 }
 
-// Interposed is a function's World with a test's hooks before some of its
-// calls, to order a scenario's events; the calls themselves are the
+// Interposed is a function's World with a test's hook before each stream
+// read, to order a scenario's events; the reads themselves are the
 // World's own.
 type Interposed struct {
 	*aws.World
-	BeforeAppend func() // once, before the first append
-	BeforeRead   func() // before each stream read
-	once         sync.Once
-}
-
-// AppendEvents implements world.World.
-func (w *Interposed) AppendEvents(ctx context.Context, runID string, from int64, events []world.Event, update *world.RunUpdate) ([]world.Event, error) {
-	if w.BeforeAppend != nil {
-		w.once.Do(w.BeforeAppend)
-	}
-	return w.World.AppendEvents(ctx, runID, from, events, update)
+	BeforeRead func()
 }
 
 // ReadStream implements world.Streams.
