@@ -11,7 +11,6 @@ package anthropic
 
 import (
 	"context"
-	"errors"
 	"iter"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
@@ -33,38 +32,15 @@ type Model struct {
 // New returns a model that calls model through client.
 func New(client sdk.Client, model string) *Model { return &Model{client: client, model: model} }
 
-// errTruncated is a stream that ended before its message did; the step
-// retries it.
-var errTruncated = errors.New("anthropic: the stream ended before the message did (the connection dropped?)")
-
 // Stream implements [agent.Model]. The SDK's own retries are off for the
 // call: the agent's model call step retries it durably, after the delay
 // the API asks for, and tells the stream's readers it started over.
 func (m *Model) Stream(ctx context.Context, req agent.Request) iter.Seq2[agent.Delta, error] {
-	return func(yield func(agent.Delta, error) bool) {
+	return agent.Relay(func() (agent.EventStream[sdk.MessageStreamEventUnion], error) {
 		params, err := m.params(req)
 		if err != nil {
-			yield(agent.Delta{}, err)
-			return
+			return nil, err
 		}
-		stream := m.client.Messages.NewStreaming(ctx, params, option.WithMaxRetries(0))
-		defer stream.Close()
-		r := reader{}
-		for stream.Next() {
-			for _, d := range r.read(stream.Current()) {
-				if !yield(d, nil) {
-					return
-				}
-			}
-		}
-		if err := stream.Err(); err != nil {
-			yield(agent.Delta{}, classify(err))
-			return
-		}
-		if !r.stopped {
-			yield(agent.Delta{}, errTruncated)
-			return
-		}
-		yield(r.finish(), nil)
-	}
+		return m.client.Messages.NewStreaming(ctx, params, option.WithMaxRetries(0)), nil
+	}, &reader{}, classify)
 }

@@ -64,27 +64,22 @@ func TestProvider(t *testing.T) {
 
 // TestRequestIsAMessagesCall checks what the adapter sends: the system
 // prompt apart, tool_use blocks with their input, tool_result blocks
-// (is_error for a failure), tools with their input schemas, settings and
-// the default max_tokens.
+// (is_error for a failure), tools with their input schemas, settings,
+// and max_tokens by default.
 func TestRequestIsAMessagesCall(t *testing.T) {
-	srv := fakeprovider.Start(t, fakeprovider.SSE, fakeprovider.MustLoad("testdata/text.sse"))
-	temp := 0.2
-	req := agent.Request{
-		System: "Be brief.",
-		Messages: []agent.Message{
-			agent.UserMessage(modeltest.Prompt),
-			{Role: agent.RoleAssistant, Text: "Checking.", ToolCalls: []agent.ToolCall{{ID: "toolu_1", Name: "weather", Input: json.RawMessage(`{"city":"Paris"}`)}}},
-			{Role: agent.RoleTool, ToolResults: []agent.ToolResult{{CallID: "toolu_1", Name: "weather", Outcome: agent.Fault, Error: "the weather service is down"}}},
-		},
-		Tools:    []agent.ToolSpec{modeltest.Weather.Spec()},
-		Settings: agent.Settings{Temperature: &temp, Stop: []string{"END"}},
-	}
+	srv := fakeprovider.Start(t, fakeprovider.SSE, fakeprovider.MustLoad("testdata/text.sse"), fakeprovider.MustLoad("testdata/text.sse"))
+	req := modeltest.Conversation()
 	resp, err := agent.Collect(newModel(srv.URL).Stream(t.Context(), req))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if md := resp.ProviderMetadata; md["id"] != "msg_01XFDUDYJgAACzvnptvVoYEL" || md["model"] != "claude-sonnet-4-5-20250929" {
 		t.Errorf("metadata %v", md)
+	}
+	unbounded := modeltest.Conversation()
+	unbounded.Settings.MaxTokens = 0
+	if _, err := agent.Collect(newModel(srv.URL).Stream(t.Context(), unbounded)); err != nil {
+		t.Fatal(err)
 	}
 	got := srv.Requests()[0]
 	if got.Path != "/v1/messages" || got.Header.Get("X-Api-Key") != "sk-ant-test" {
@@ -119,11 +114,11 @@ func TestRequestIsAMessagesCall(t *testing.T) {
 	for _, m := range body.Messages {
 		roles = append(roles, m.Role)
 	}
-	if body.Model != "claude-sonnet-4-5" || body.MaxTokens != anthropic.DefaultMaxTokens || !body.Stream || body.System[0].Text != "Be brief." || strings.Join(roles, ",") != "user,assistant,user" {
+	if body.Model != "claude-sonnet-4-5" || body.MaxTokens != 100 || !body.Stream || body.System[0].Text != "Be brief." || strings.Join(roles, ",") != "user,assistant,user,user" {
 		t.Fatalf("request %s", got.Body)
 	}
 	use, result := body.Messages[1].Content[1], body.Messages[2].Content[0]
-	if use.Type != "tool_use" || use.ID != "toolu_1" || use.Input["city"] != "Paris" || result.Type != "tool_result" || result.ToolUseID != "toolu_1" || !result.IsError {
+	if use.Type != "tool_use" || use.ID != "call_1" || use.Input["city"] != "Paris" || result.Type != "tool_result" || result.ToolUseID != "call_1" || !result.IsError {
 		t.Errorf("tool use %+v, result %+v", use, result)
 	}
 	schema := body.Tools[0].InputSchema
@@ -132,5 +127,11 @@ func TestRequestIsAMessagesCall(t *testing.T) {
 	}
 	if body.Temperature != 0.2 || body.StopSequences[0] != "END" {
 		t.Errorf("settings %s", got.Body)
+	}
+	var second struct {
+		MaxTokens int `json:"max_tokens"`
+	}
+	if err := json.Unmarshal(srv.Requests()[1].Body, &second); err != nil || second.MaxTokens != anthropic.DefaultMaxTokens {
+		t.Errorf("without a bound, max_tokens %d, want %d", second.MaxTokens, anthropic.DefaultMaxTokens)
 	}
 }

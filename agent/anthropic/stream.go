@@ -1,6 +1,9 @@
 package anthropic
 
 import (
+	"cmp"
+	"errors"
+
 	sdk "github.com/anthropics/anthropic-sdk-go"
 
 	"github.com/lambdaworkflow/workflow/agent"
@@ -17,7 +20,8 @@ type reader struct {
 	warned       bool // that thinking is not kept
 }
 
-func (r *reader) read(e sdk.MessageStreamEventUnion) []agent.Delta {
+// Read implements agent.EventReader.
+func (r *reader) Read(e sdk.MessageStreamEventUnion) []agent.Delta {
 	switch e.Type {
 	case "message_start":
 		r.metadata = map[string]any{"id": e.Message.ID, "model": string(e.Message.Model)}
@@ -65,21 +69,29 @@ func (r *reader) setInput(input, cacheRead, cacheWrite int64) {
 	r.usage.CachedInputTokens = int(cacheRead)
 }
 
-// finish is the last delta: what the stream's end told.
-func (r *reader) finish() agent.Delta {
-	return agent.Delta{Usage: &r.usage, FinishReason: r.finishReason, Metadata: r.metadata}
+// errTruncated is a stream that ended before its message did; the step
+// retries it.
+var errTruncated = errors.New("anthropic: the stream ended before the message did (the connection dropped?)")
+
+// Finish implements agent.EventReader: the last delta, with what the
+// stream's end told.
+func (r *reader) Finish() (agent.Delta, error) {
+	if !r.stopped {
+		return agent.Delta{}, errTruncated
+	}
+	return agent.Delta{Usage: &r.usage, FinishReason: r.finishReason, Metadata: r.metadata}, nil
+}
+
+// finishReasons maps the Messages API's stop reasons; any other (such
+// as pause_turn) is agent.FinishOther.
+var finishReasons = map[sdk.StopReason]agent.FinishReason{
+	sdk.StopReasonEndTurn:      agent.FinishStop,
+	sdk.StopReasonStopSequence: agent.FinishStop,
+	sdk.StopReasonMaxTokens:    agent.FinishLength,
+	sdk.StopReasonToolUse:      agent.FinishToolCalls,
+	sdk.StopReasonRefusal:      agent.FinishFilter,
 }
 
 func finishReason(s sdk.StopReason) agent.FinishReason {
-	switch s {
-	case sdk.StopReasonEndTurn, sdk.StopReasonStopSequence:
-		return agent.FinishStop
-	case sdk.StopReasonMaxTokens:
-		return agent.FinishLength
-	case sdk.StopReasonToolUse:
-		return agent.FinishToolCalls
-	case sdk.StopReasonRefusal:
-		return agent.FinishFilter
-	}
-	return agent.FinishOther
+	return cmp.Or(finishReasons[s], agent.FinishOther)
 }

@@ -12,18 +12,14 @@ package bedrock
 
 import (
 	"context"
-	"errors"
 	"iter"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/lambdaworkflow/workflow/agent"
 )
-
-// errTruncated is a stream that ended before its message did; the step
-// retries it.
-var errTruncated = errors.New("bedrock: the ConverseStream response ended before the message did (the connection dropped?)")
 
 // Model calls one Bedrock model (a model ID, an inference profile ID or
 // an ARN) with ConverseStream.
@@ -41,45 +37,35 @@ func New(client *bedrockruntime.Client, modelID string) *Model {
 // call: the agent's model call step retries it durably, after the delay
 // the service asks for, and tells the stream's readers it started over.
 func (m *Model) Stream(ctx context.Context, req agent.Request) iter.Seq2[agent.Delta, error] {
-	return func(yield func(agent.Delta, error) bool) {
+	r := &reader{}
+	return agent.Relay(func() (agent.EventStream[types.ConverseStreamOutput], error) {
 		in, err := m.input(req)
 		if err != nil {
-			yield(agent.Delta{}, err)
-			return
+			return nil, err
 		}
 		out, err := m.client.ConverseStream(ctx, in, func(o *bedrockruntime.Options) { o.Retryer = aws.NopRetryer{} })
 		if err != nil {
-			yield(agent.Delta{}, classify(err))
-			return
+			return nil, err
 		}
-		stream := out.GetStream()
-		defer stream.Close()
-		r := reader{}
 		if id, ok := middleware.GetRequestIDMetadata(out.ResultMetadata); ok {
 			r.metadata = map[string]any{"requestId": id}
 		}
-		for event := range stream.Events() {
-			for _, d := range r.read(event) {
-				if !yield(d, nil) {
-					return
-				}
-			}
-		}
-		if err := stream.Err(); err != nil {
-			yield(agent.Delta{}, classify(err))
-			return
-		}
-		if ctx.Err() != nil {
-			yield(agent.Delta{}, ctx.Err())
-			return
-		}
-		if r.finishReason == "" {
-			// The SDK ends the stream quietly when the connection drops
-			// mid-message (it reads an unexpected EOF as the end): without
-			// the messageStop event, the answer is cut short.
-			yield(agent.Delta{}, errTruncated)
-			return
-		}
-		yield(r.finish(), nil)
-	}
+		return &events{stream: out.GetStream()}, nil
+	}, r, classify)
 }
+
+// events is the SDK's event channel as an agent.EventStream.
+type events struct {
+	stream  *bedrockruntime.ConverseStreamEventStream
+	current types.ConverseStreamOutput
+}
+
+func (e *events) Next() bool {
+	var ok bool
+	e.current, ok = <-e.stream.Events()
+	return ok
+}
+
+func (e *events) Current() types.ConverseStreamOutput { return e.current }
+func (e *events) Err() error                          { return e.stream.Err() }
+func (e *events) Close() error                        { return e.stream.Close() }

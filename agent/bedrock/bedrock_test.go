@@ -14,6 +14,7 @@ import (
 	"github.com/lambdaworkflow/workflow/agent/agenttest/modeltest"
 	"github.com/lambdaworkflow/workflow/agent/bedrock"
 	"github.com/lambdaworkflow/workflow/internal/emulator"
+	"github.com/lambdaworkflow/workflow/workflowtest"
 )
 
 const modelID = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
@@ -71,18 +72,7 @@ func TestProvider(t *testing.T) {
 // inference configuration.
 func TestRequestIsAConverseConversation(t *testing.T) {
 	srv := fakeprovider.Start(t, fakeprovider.EventStream, fakeprovider.MustLoad("testdata/text.sse"))
-	temp := 0.2
-	req := agent.Request{
-		System: "Be brief.",
-		Messages: []agent.Message{
-			agent.UserMessage(modeltest.Prompt),
-			{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "tooluse_1", Name: "weather", Input: json.RawMessage(`{"city":"Paris"}`)}}},
-			{Role: agent.RoleTool, ToolResults: []agent.ToolResult{{CallID: "tooluse_1", Name: "weather", Outcome: agent.Denied, Code: "UNKNOWN_CITY", Error: "no such city"}}},
-			agent.UserMessage("And Rome?"),
-		},
-		Tools:    []agent.ToolSpec{modeltest.Weather.Spec()},
-		Settings: agent.Settings{MaxTokens: 100, Temperature: &temp, Stop: []string{"END"}},
-	}
+	req := modeltest.Conversation()
 	if _, err := agent.Collect(newModel(srv.URL).Stream(t.Context(), req)); err != nil {
 		t.Fatal(err)
 	}
@@ -117,11 +107,11 @@ func TestRequestIsAConverseConversation(t *testing.T) {
 	for _, m := range body.Messages {
 		roles = append(roles, m.Role)
 	}
-	if strings.Join(roles, ",") != "user,assistant,user" || len(body.Messages[2].Content) != 2 {
+	if strings.Join(roles, ",") != "user,assistant,user" || len(body.Messages[1].Content) != 2 || len(body.Messages[2].Content) != 2 {
 		t.Fatalf("messages %s", got.Body)
 	}
-	use, result := string(body.Messages[1].Content[0]["toolUse"]), string(body.Messages[2].Content[0]["toolResult"])
-	if !strings.Contains(use, `"input":{"city":"Paris"}`) || !strings.Contains(result, "UNKNOWN_CITY") || !strings.Contains(result, `"toolUseId":"tooluse_1"`) {
+	use, result := string(body.Messages[1].Content[1]["toolUse"]), string(body.Messages[2].Content[0]["toolResult"])
+	if !strings.Contains(use, `"input":{"city":"Paris"}`) || !strings.Contains(result, "UNKNOWN_CITY") || !strings.Contains(result, `"toolUseId":"call_1"`) {
 		t.Errorf("tool use %s, result %s", use, result)
 	}
 	ic := body.InferenceConfig
@@ -136,21 +126,13 @@ func TestRequestIsAConverseConversation(t *testing.T) {
 
 // TestConverseStreamOnMiniStack runs the adapter against MiniStack's
 // Bedrock Runtime, which answers with a mock reply: the SDK's request,
-// event stream and metadata, end to end, including a conversation with a
-// tool call and its result.
+// event stream and metadata, end to end, with a conversation that holds
+// a tool call and its result (MiniStack checks the roles alternate and no
+// content is empty, as Bedrock does).
 func TestConverseStreamOnMiniStack(t *testing.T) {
 	cfg := emulator.Require(t, 5*time.Second)
 	model := bedrock.New(bedrockruntime.NewFromConfig(cfg), "amazon.nova-lite-v1:0")
-	req := agent.Request{
-		System: "Be brief.",
-		Messages: []agent.Message{
-			agent.UserMessage(modeltest.Prompt),
-			{Role: agent.RoleAssistant, Text: "Checking.", ToolCalls: []agent.ToolCall{{ID: "tooluse_1", Name: "weather", Input: json.RawMessage(`{"city":"Paris"}`)}}},
-			{Role: agent.RoleTool, ToolResults: []agent.ToolResult{{CallID: "tooluse_1", Name: "weather", Outcome: agent.Success, Output: json.RawMessage(`"sunny in Paris"`)}}},
-		},
-		Tools:    []agent.ToolSpec{modeltest.Weather.Spec()},
-		Settings: agent.Settings{MaxTokens: 64},
-	}
+	req := modeltest.Conversation()
 	resp, err := agent.Collect(model.Stream(t.Context(), req))
 	if err != nil {
 		t.Fatal(err)
@@ -160,5 +142,16 @@ func TestConverseStreamOnMiniStack(t *testing.T) {
 	}
 	if resp.Usage.InputTokens == 0 || resp.Usage.OutputTokens == 0 || resp.ProviderMetadata["latencyMs"] == nil || len(resp.Warnings) != 0 {
 		t.Fatalf("usage %+v, metadata %v, warnings %v", resp.Usage, resp.ProviderMetadata, resp.Warnings)
+	}
+}
+
+// TestAgentRunsOnMiniStack runs an agent on MiniStack's Bedrock Runtime
+// as a workflow: the model call is a recorded step, its answer the run's
+// result.
+func TestAgentRunsOnMiniStack(t *testing.T) {
+	cfg := emulator.Require(t, 5*time.Second)
+	_, res := modeltest.RunAgent(t, workflowtest.New(t), bedrock.New(bedrockruntime.NewFromConfig(cfg), "amazon.nova-lite-v1:0"))
+	if !strings.HasPrefix(res.Text, "[ministack mock") || len(res.Responses) != 1 || res.Usage.TotalTokens() == 0 {
+		t.Fatalf("result %q after %d responses, usage %+v", res.Text, len(res.Responses), res.Usage)
 	}
 }

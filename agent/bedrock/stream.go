@@ -1,6 +1,9 @@
 package bedrock
 
 import (
+	"cmp"
+	"errors"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/lambdaworkflow/workflow/agent"
@@ -15,7 +18,8 @@ type reader struct {
 	warned       bool // that reasoning content is not kept
 }
 
-func (r *reader) read(event types.ConverseStreamOutput) []agent.Delta {
+// Read implements agent.EventReader.
+func (r *reader) Read(event types.ConverseStreamOutput) []agent.Delta {
 	switch e := event.(type) {
 	case *types.ConverseStreamOutputMemberContentBlockStart:
 		if use, ok := e.Value.Start.(*types.ContentBlockStartMemberToolUse); ok {
@@ -68,23 +72,34 @@ func (r *reader) readMetadata(m types.ConverseStreamMetadataEvent) {
 	}
 }
 
-// finish is the last delta: what the stream's end told.
-func (r *reader) finish() agent.Delta {
-	return agent.Delta{Usage: r.usage, FinishReason: r.finishReason, Metadata: r.metadata}
+// errTruncated is a stream that ended before its message did; the step
+// retries it. The SDK ends the stream quietly when the connection drops
+// mid-message (it reads an unexpected EOF as the end): without the
+// messageStop event, the answer is cut short.
+var errTruncated = errors.New("bedrock: the ConverseStream response ended before the message did (the connection dropped?)")
+
+// Finish implements agent.EventReader: the last delta, with what the
+// stream's end told.
+func (r *reader) Finish() (agent.Delta, error) {
+	if r.finishReason == "" {
+		return agent.Delta{}, errTruncated
+	}
+	return agent.Delta{Usage: r.usage, FinishReason: r.finishReason, Metadata: r.metadata}, nil
 }
 
-// finishReason maps Converse's stop reasons
-// (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_MessageStopEvent.html).
+// finishReasons maps Converse's stop reasons
+// (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_MessageStopEvent.html);
+// any other is agent.FinishOther.
+var finishReasons = map[types.StopReason]agent.FinishReason{
+	types.StopReasonEndTurn:                    agent.FinishStop,
+	types.StopReasonStopSequence:               agent.FinishStop,
+	types.StopReasonToolUse:                    agent.FinishToolCalls,
+	types.StopReasonMaxTokens:                  agent.FinishLength,
+	types.StopReasonModelContextWindowExceeded: agent.FinishLength,
+	types.StopReasonGuardrailIntervened:        agent.FinishFilter,
+	types.StopReasonContentFiltered:            agent.FinishFilter,
+}
+
 func finishReason(s types.StopReason) agent.FinishReason {
-	switch s {
-	case types.StopReasonEndTurn, types.StopReasonStopSequence:
-		return agent.FinishStop
-	case types.StopReasonToolUse:
-		return agent.FinishToolCalls
-	case types.StopReasonMaxTokens, types.StopReasonModelContextWindowExceeded:
-		return agent.FinishLength
-	case types.StopReasonGuardrailIntervened, types.StopReasonContentFiltered:
-		return agent.FinishFilter
-	}
-	return agent.FinishOther
+	return cmp.Or(finishReasons[s], agent.FinishOther)
 }

@@ -9,35 +9,32 @@ import (
 
 	"github.com/lambdaworkflow/workflow/agent"
 	"github.com/lambdaworkflow/workflow/agent/agenttest/fakeprovider"
+	"github.com/lambdaworkflow/workflow/agent/agenttest/modeltest"
 	"github.com/lambdaworkflow/workflow/agent/openai"
 )
 
-// A model streams its answer as deltas; an agent records the assembled
-// response as a step. Here a local stand-in for the API replays a
-// recorded answer; option.WithBaseURL points the client at any
-// OpenAI-compatible server the same way.
+// A model answers with tool calls, their arguments streamed in pieces;
+// agent.Collect assembles them as the agent's model call step does. Here
+// a local stand-in for the API replays a recorded answer; WithBaseURL
+// points the client at any OpenAI-compatible server the same way.
 func ExampleModel_Stream() {
-	srv := fakeprovider.New(fakeprovider.SSE, fakeprovider.MustLoad("testdata/text.sse"))
+	srv := fakeprovider.New(fakeprovider.SSE, fakeprovider.MustLoad("testdata/tool_calls.sse"))
 	defer srv.Close()
-	client := sdk.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("sk-example"))
-	model := openai.New(client, "gpt-4.1-mini")
+	model := openai.New(sdk.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("sk-example")), "gpt-4.1-mini")
 
-	req := agent.Request{Messages: []agent.Message{agent.UserMessage("What is the weather in Paris and Rome?")}}
-	for d, err := range model.Stream(context.Background(), req) {
-		if err != nil {
-			fmt.Println(err)
-			return
-		}
-		if d.Text != "" {
-			fmt.Printf("%q\n", d.Text)
-		}
-		if d.FinishReason != "" {
-			fmt.Println(d.FinishReason, d.Usage.InputTokens, d.Usage.OutputTokens)
-		}
+	resp, err := agent.Collect(model.Stream(context.Background(), agent.Request{
+		Messages: []agent.Message{agent.UserMessage("What is the weather in Paris and Rome?")},
+		Tools:    []agent.ToolSpec{modeltest.Weather.Spec()},
+	}))
+	if err != nil {
+		panic(err)
 	}
+	for _, c := range resp.Message.ToolCalls {
+		fmt.Println(c.Name, string(c.Input))
+	}
+	fmt.Println(resp.FinishReason, resp.Usage.InputTokens, resp.Usage.OutputTokens, resp.ProviderMetadata["model"])
 	// Output:
-	// "It is sunny"
-	// " in Paris and"
-	// " rainy in Rome."
-	// stop 112 11
+	// weather {"city": "Paris"}
+	// weather {"city": "Rome"}
+	// tool-calls 86 46 gpt-4.1-mini-2025-04-14
 }

@@ -12,7 +12,6 @@ package openai
 
 import (
 	"context"
-	"errors"
 	"iter"
 
 	sdk "github.com/openai/openai-go/v3"
@@ -44,38 +43,15 @@ func New(client sdk.Client, model string, opts ...Option) *Model {
 	return m
 }
 
-// errTruncated is a stream that ended before its answer did; the step
-// retries it.
-var errTruncated = errors.New("openai: the stream ended before the answer did (the connection dropped?)")
-
 // Stream implements [agent.Model]. The SDK's own retries are off for the
 // call: the agent's model call step retries it durably, after the delay
 // the server asks for, and tells the stream's readers it started over.
 func (m *Model) Stream(ctx context.Context, req agent.Request) iter.Seq2[agent.Delta, error] {
-	return func(yield func(agent.Delta, error) bool) {
+	return agent.Relay(func() (agent.EventStream[sdk.ChatCompletionChunk], error) {
 		params, err := m.params(req)
 		if err != nil {
-			yield(agent.Delta{}, err)
-			return
+			return nil, err
 		}
-		stream := m.client.Chat.Completions.NewStreaming(ctx, params, option.WithMaxRetries(0))
-		defer stream.Close()
-		r := reader{}
-		for stream.Next() {
-			for _, d := range r.read(stream.Current()) {
-				if !yield(d, nil) {
-					return
-				}
-			}
-		}
-		if err := stream.Err(); err != nil {
-			yield(agent.Delta{}, classify(err))
-			return
-		}
-		if r.finishReason == "" {
-			yield(agent.Delta{}, errTruncated)
-			return
-		}
-		yield(r.finish(), nil)
-	}
+		return m.client.Chat.Completions.NewStreaming(ctx, params, option.WithMaxRetries(0)), nil
+	}, &reader{}, classify)
 }

@@ -2,6 +2,7 @@ package openai_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -58,17 +59,7 @@ func TestProvider(t *testing.T) {
 // result, function tools with their schemas, usage asked for, settings.
 func TestRequestIsAChatCompletion(t *testing.T) {
 	srv := fakeprovider.Start(t, fakeprovider.SSE, fakeprovider.MustLoad("testdata/text.sse"), fakeprovider.MustLoad("testdata/text.sse"))
-	temp := 0.2
-	req := agent.Request{
-		System: "Be brief.",
-		Messages: []agent.Message{
-			agent.UserMessage(modeltest.Prompt),
-			{Role: agent.RoleAssistant, Text: "Checking.", ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "weather", Input: json.RawMessage(`{"city":"Paris"}`)}}},
-			{Role: agent.RoleTool, ToolResults: []agent.ToolResult{{CallID: "call_1", Name: "weather", Outcome: agent.Success, Output: json.RawMessage(`"sunny"`)}}},
-		},
-		Tools:    []agent.ToolSpec{modeltest.Weather.Spec()},
-		Settings: agent.Settings{MaxTokens: 100, Temperature: &temp, Stop: []string{"END"}},
-	}
+	req := modeltest.Conversation()
 	resp, err := agent.Collect(newModel(srv.URL).Stream(t.Context(), req))
 	if err != nil {
 		t.Fatal(err)
@@ -116,11 +107,11 @@ func TestRequestIsAChatCompletion(t *testing.T) {
 	for _, m := range body.Messages {
 		roles = append(roles, m.Role)
 	}
-	if body.Model != "gpt-4.1-mini" || !body.Stream || !body.StreamOptions.IncludeUsage || strings.Join(roles, ",") != "system,user,assistant,tool" {
+	if body.Model != "gpt-4.1-mini" || !body.Stream || !body.StreamOptions.IncludeUsage || strings.Join(roles, ",") != "system,user,assistant,tool,user" {
 		t.Fatalf("request %s", reqs[0].Body)
 	}
 	call, result := body.Messages[2].ToolCalls[0], body.Messages[3]
-	if call.ID != "call_1" || call.Function.Name != "weather" || call.Function.Arguments != `{"city":"Paris"}` || result.ToolCallID != "call_1" || result.Content != `"sunny"` {
+	if call.ID != "call_1" || call.Function.Name != "weather" || call.Function.Arguments != `{"city":"Paris"}` || result.ToolCallID != "call_1" || !strings.Contains(fmt.Sprint(result.Content), "UNKNOWN_CITY") {
 		t.Errorf("call %+v, result %+v", call, result)
 	}
 	if tool := body.Tools[0]; tool.Type != "function" || tool.Function.Name != "weather" || tool.Function.Parameters["type"] != "object" {

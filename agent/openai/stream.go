@@ -1,6 +1,9 @@
 package openai
 
 import (
+	"cmp"
+	"errors"
+
 	sdk "github.com/openai/openai-go/v3"
 
 	"github.com/lambdaworkflow/workflow/agent"
@@ -15,7 +18,8 @@ type reader struct {
 	metadata     map[string]any
 }
 
-func (r *reader) read(chunk sdk.ChatCompletionChunk) []agent.Delta {
+// Read implements agent.EventReader.
+func (r *reader) Read(chunk sdk.ChatCompletionChunk) []agent.Delta {
 	if r.metadata == nil {
 		r.metadata = map[string]any{"id": chunk.ID, "model": chunk.Model}
 	}
@@ -53,21 +57,29 @@ func (r *reader) read(chunk sdk.ChatCompletionChunk) []agent.Delta {
 	return deltas
 }
 
-// finish is the last delta: what the stream's end told.
-func (r *reader) finish() agent.Delta {
-	return agent.Delta{Usage: r.usage, FinishReason: r.finishReason, Metadata: r.metadata}
+// errTruncated is a stream that ended before its answer did; the step
+// retries it.
+var errTruncated = errors.New("openai: the stream ended before the answer did (the connection dropped?)")
+
+// Finish implements agent.EventReader: the last delta, with what the
+// stream's end told.
+func (r *reader) Finish() (agent.Delta, error) {
+	if r.finishReason == "" {
+		return agent.Delta{}, errTruncated
+	}
+	return agent.Delta{Usage: r.usage, FinishReason: r.finishReason, Metadata: r.metadata}, nil
+}
+
+// finishReasons maps Chat Completions' finish reasons; any other is
+// agent.FinishOther.
+var finishReasons = map[string]agent.FinishReason{
+	"stop":           agent.FinishStop,
+	"length":         agent.FinishLength,
+	"tool_calls":     agent.FinishToolCalls,
+	"function_call":  agent.FinishToolCalls,
+	"content_filter": agent.FinishFilter,
 }
 
 func finishReason(s string) agent.FinishReason {
-	switch s {
-	case "stop":
-		return agent.FinishStop
-	case "length":
-		return agent.FinishLength
-	case "tool_calls", "function_call":
-		return agent.FinishToolCalls
-	case "content_filter":
-		return agent.FinishFilter
-	}
-	return agent.FinishOther
+	return cmp.Or(finishReasons[s], agent.FinishOther)
 }

@@ -34,14 +34,9 @@ var converse = workflow.Define("modeltest.converse", func(ctx workflow.Context, 
 // replaying the run's log calls it no more.
 func testDurable(t *testing.T, p Provider) {
 	srv := fakeprovider.Start(t, p.Encoding, p.Throttle, p.ToolCalls, p.Text)
-	current = p.New(srv.URL)
 	env := workflowtest.New(t)
 	start := env.Now()
-	run := workflowtest.Start(env, converse, Prompt)
-	res, err := run.Result()
-	if err != nil {
-		t.Fatalf("%v\n%s", err, run.Timeline())
-	}
+	run, res := RunAgent(t, env, p.New(srv.URL))
 	if res.Text != FinalText || res.Usage != p.ToolUsage.Add(p.TextUsage) || len(res.Responses) != 2 {
 		t.Fatalf("result %q, usage %+v after %d responses", res.Text, res.Usage, len(res.Responses))
 	}
@@ -80,6 +75,19 @@ func testDurable(t *testing.T, p Provider) {
 	if n := len(srv.Requests()); n != 3 {
 		t.Errorf("replaying the log called the provider %d more time(s)", n-3)
 	}
+}
+
+// RunAgent runs an agent on model, with the Weather tool, asked Prompt
+// in a workflow on env, and returns the run and its result.
+func RunAgent(t *testing.T, env *workflowtest.Env, model agent.Model) (*workflowtest.Run[*agent.Result], *agent.Result) {
+	t.Helper()
+	current = model
+	run := workflowtest.Start(env, converse, Prompt)
+	res, err := run.Result()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, run.Timeline())
+	}
+	return run, res
 }
 
 func readParts(t *testing.T, run *workflow.Run[*agent.Result]) []agent.Part {

@@ -9,6 +9,7 @@ package modeltest
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/lambdaworkflow/workflow/agent"
@@ -70,5 +71,25 @@ func request() agent.Request {
 		Messages: []agent.Message{agent.UserMessage(Prompt)},
 		Tools:    []agent.ToolSpec{Weather.Spec()},
 		Settings: agent.Settings{MaxTokens: 256},
+	}
+}
+
+// Conversation is a request with every kind of message, for a provider's
+// own test of how it encodes them: the system prompt, the user's question,
+// an answer with text and a tool call (ID "call_1"), the call's result (a
+// denial with code UNKNOWN_CITY), the user's next words, the weather
+// tool, and every setting (100 tokens, temperature 0.2, stop at "END").
+func Conversation() agent.Request {
+	temp := 0.2
+	return agent.Request{
+		System: "Be brief.",
+		Messages: []agent.Message{
+			agent.UserMessage(Prompt),
+			{Role: agent.RoleAssistant, Text: "Checking.", ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "weather", Input: json.RawMessage(`{"city":"Paris"}`)}}},
+			{Role: agent.RoleTool, ToolResults: []agent.ToolResult{{CallID: "call_1", Name: "weather", Outcome: agent.Denied, Code: "UNKNOWN_CITY", Error: "no such city"}}},
+			agent.UserMessage("And Rome?"),
+		},
+		Tools:    []agent.ToolSpec{Weather.Spec()},
+		Settings: agent.Settings{MaxTokens: 100, Temperature: &temp, Stop: []string{"END"}},
 	}
 }

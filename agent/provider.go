@@ -3,12 +3,61 @@ package agent
 import (
 	"context"
 	"errors"
+	"iter"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/lambdaworkflow/workflow"
 )
+
+// EventStream is a provider SDK's stream of events, as openai-go's and
+// anthropic-sdk-go's streaming calls return it.
+type EventStream[E any] interface {
+	Next() bool
+	Current() E
+	Err() error
+	Close() error
+}
+
+// EventReader turns a provider's stream events into deltas.
+type EventReader[E any] interface {
+	// Read returns the deltas an event carries.
+	Read(event E) []Delta
+	// Finish returns the answer's last delta (what the provider tells at
+	// the end: usage, finish reason, metadata), or an error if the stream
+	// ended before the provider's last event: a dropped connection that
+	// the SDK took for the end must not pass for a short answer.
+	Finish() (Delta, error)
+}
+
+// Relay is the Stream of a Model built on a provider's SDK: it opens the
+// provider's stream when the iteration starts, yields what r reads from
+// each event, then r's last delta. Every error, opening or reading, goes
+// through classify (see [ClassifyError]). It does not retry: the model
+// call step does.
+func Relay[E any](open func() (EventStream[E], error), r EventReader[E], classify func(error) error) iter.Seq2[Delta, error] {
+	return func(yield func(Delta, error) bool) {
+		stream, err := open()
+		if err != nil {
+			yield(Delta{}, classify(err))
+			return
+		}
+		defer stream.Close()
+		for stream.Next() {
+			for _, d := range r.Read(stream.Current()) {
+				if !yield(d, nil) {
+					return
+				}
+			}
+		}
+		if err := stream.Err(); err != nil {
+			yield(Delta{}, classify(err))
+			return
+		}
+		yield(r.Finish())
+	}
+}
 
 // ClassifyError marks a provider's failed call for the model call step,
 // from the HTTP status it answered (0 if it never answered: a network
