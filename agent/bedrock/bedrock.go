@@ -43,7 +43,7 @@ func (m *Model) Stream(ctx context.Context, req agent.Request) iter.Seq2[agent.D
 		if err != nil {
 			return nil, err
 		}
-		out, err := m.client.ConverseStream(ctx, in, func(o *bedrockruntime.Options) { o.Retryer = aws.NopRetryer{} })
+		out, err := m.client.ConverseStream(ctx, in, func(o *bedrockruntime.Options) { o.Retryer = aws.NopRetryer{} }, withReadOnlyBody)
 		if err != nil {
 			return nil, err
 		}

@@ -38,7 +38,7 @@ func testDurable(t *testing.T, p Provider) {
 	start := env.Now()
 	run, res := RunAgent(t, env, p.New(srv.URL))
 	if res.Text != FinalText || res.Usage != p.ToolUsage.Add(p.TextUsage) || len(res.Responses) != 2 {
-		t.Fatalf("result %q, usage %+v after %d responses", res.Text, res.Usage, len(res.Responses))
+		t.Fatalf("result %q, usage %+v after %d responses\n%s", res.Text, res.Usage, len(res.Responses), run.Timeline())
 	}
 	if waited := env.Now().Sub(start); waited < p.ThrottleDelay {
 		t.Errorf("the retry came %s after the throttle, which asked for %s", waited, p.ThrottleDelay)
