@@ -114,11 +114,13 @@ func (e *Engine) failStuck(ctx context.Context, r world.OverdueRun, now time.Tim
 		}
 	}
 	events, err := e.World.Events(ctx, r.RunID, 0)
-	if err == nil && int64(len(events)) != r.LastSlot && leases {
-		// It moved since it was found: leave it be, due now.
-		_, err = l.ReleaseLease(ctx, r.RunID, world.Release{Owner: owner, Seen: int64(len(events))})
-	}
 	if err != nil || int64(len(events)) != r.LastSlot {
+		// It moved since it was found, or its log cannot be read: leave
+		// it be, due now.
+		if leases {
+			_, rerr := l.ReleaseLease(ctx, r.RunID, world.Release{Owner: owner, Seen: int64(len(events))})
+			err = errors.Join(err, rerr)
+		}
 		return false, err
 	}
 	cause := fmt.Errorf("%w: re-queued at %s, it had not moved %s later (its log ends at slot %d)",

@@ -28,10 +28,15 @@ func (d *dueState) release(r world.Release, last int64, now time.Time) {
 	}
 }
 
-func (rs *runState) overdue(before, now time.Time) bool {
-	due := rs.due.at
+// movable reports whether nothing moves the run at now: it has not
+// finished, and nobody holds its lease.
+func (rs *runState) movable(now time.Time) bool {
 	free := rs.lease.Owner == "" || !rs.lease.Until.After(now)
-	return !due.IsZero() && due.Before(before) && free && !rs.run.Status.Terminal()
+	return free && !rs.run.Status.Terminal()
+}
+
+func (rs *runState) overdue(before, now time.Time) bool {
+	return !rs.due.at.IsZero() && rs.due.at.Before(before) && rs.movable(now)
 }
 
 // OverdueRuns implements world.Overdue.
@@ -61,7 +66,7 @@ func (w *World) MarkRequeued(_ context.Context, run world.OverdueRun, now time.T
 	if !ok {
 		return fmt.Errorf("mark run %s re-queued: %w", run.RunID, world.ErrRunNotFound)
 	}
-	if !rs.overdue(rs.due.at.Add(time.Nanosecond), now) || rs.run.LastSlot != run.LastSlot || !rs.due.at.Equal(run.Due) {
+	if !rs.movable(now) || rs.run.LastSlot != run.LastSlot || rs.due.at.IsZero() || !rs.due.at.Equal(run.Due) {
 		return fmt.Errorf("mark run %s re-queued: %w", run.RunID, world.ErrNotOverdue)
 	}
 	rs.due = dueState{at: now, requeued: true, mark: run.LastSlot}
