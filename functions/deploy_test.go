@@ -24,14 +24,14 @@ import (
 // finish on deployment 1's code after deployment 2, whose order workflow
 // would break them, is live; a new order runs on deployment 2.
 func TestDeployKeepsRunsOnTheirDeployment(t *testing.T) {
-	root, stack, token := newStack(t, "wf-deploy-")
+	root, stack := newStack(t, "wf-deploy-")
 	// Two builds and deploys: about a minute with a warm Go build cache,
 	// several on a loaded machine.
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
-	out := deployStack(t, ctx, root, stack, token)
-	api := &apiClient{base: out["ApiUrl"], token: token}
+	out := deployStack(t, ctx, root, stack)
+	api := &apiClient{base: out["ApiUrl"], token: out["ApiToken"]}
 	versions := awslambda.NewFromConfig(emulator.Config())
 	flow := out["FlowFunctionName"]
 	w, err := awsworld.New(emulator.Config(), awsworld.Options{Table: out["TableName"], QueueURL: out["QueueUrl"], Bucket: out["BucketName"]})
@@ -49,7 +49,7 @@ func TestDeployKeepsRunsOnTheirDeployment(t *testing.T) {
 	}
 	pinnedTo(t, ctx, runs, v1, old)
 
-	_, logs := deploy(t, ctx, root, stack, token, "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -overlay="+deployment2(t, root)))
+	_, logs := deploy(t, ctx, root, stack, "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -overlay="+deployment2(t, root)))
 	v2 := liveVersion(t, ctx, versions, flow)
 	if v2 == v1 {
 		t.Fatalf("the alias stayed on version %s after a code change", v1)

@@ -22,7 +22,7 @@ import (
 )
 
 func TestEndToEndOnEmulator(t *testing.T) {
-	root, stack, token := newStack(t, "wf-e2e-")
+	root, stack := newStack(t, "wf-e2e-")
 
 	// About 40 s with a warm Go build cache; cold, cross-compiling the AWS
 	// SDK for the functions takes minutes more.
@@ -35,7 +35,7 @@ func TestEndToEndOnEmulator(t *testing.T) {
 		t.Fatalf("sam validate --lint: %v\n%s", err, out)
 	}
 
-	out := deployStack(t, ctx, root, stack, token)
+	out := deployStack(t, ctx, root, stack)
 	t.Logf("built and deployed %s in %v", stack, time.Since(start).Round(time.Millisecond))
 	checkDefences(t, ctx, out)
 	checkFlowConcurrency(t, ctx, out)
@@ -44,7 +44,14 @@ func TestEndToEndOnEmulator(t *testing.T) {
 	// A visibility timeout the test can wait out: a message the flow
 	// function failed to settle comes back after it (see the end).
 	setVisibility(t, ctx, out["QueueUrl"], queueVisibility)
-	api := &apiClient{base: out["ApiUrl"], token: token}
+	// The API takes the token in the stack's secret, and nothing else.
+	for _, wrong := range []string{"", out["ApiToken"][1:]} {
+		stranger := &apiClient{base: out["ApiUrl"], token: wrong}
+		if status, body := stranger.do(t, ctx, "GET", "/orders/none", nil); status != http.StatusUnauthorized {
+			t.Fatalf("GET /orders/none with token %q: %d %s, want 401", wrong, status, body)
+		}
+	}
+	api := &apiClient{base: out["ApiUrl"], token: out["ApiToken"]}
 
 	orderID := "e2e-" + strings.ToLower(rand.Text()[:8])
 	webhook := placeOrder(t, ctx, api, orderID)

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
@@ -23,10 +24,9 @@ import (
 )
 
 // newStack prepares a test that deploys a stack: it returns the
-// repository's root, a fresh stack name starting with prefix and an API
-// token. On a fresh machine scripts/sam.sh first installs the SAM CLI,
+// repository's root and a fresh stack name starting with prefix. On a fresh machine scripts/sam.sh first installs the SAM CLI,
 // which takes a couple of minutes, not part of the test's own time.
-func newStack(t *testing.T, prefix string) (root, stack, token string) {
+func newStack(t *testing.T, prefix string) (root, stack string) {
 	requireEmulator(t)
 	root, err := filepath.Abs("..")
 	if err != nil {
@@ -36,24 +36,30 @@ func newStack(t *testing.T, prefix string) (root, stack, token string) {
 	if out, err := install.CombinedOutput(); err != nil {
 		t.Fatalf("installing the SAM CLI: %v\n%s", err, out)
 	}
-	return root, prefix + strings.ToLower(rand.Text()[:10]), rand.Text()
+	return root, prefix + strings.ToLower(rand.Text()[:10])
 }
 
 // deployStack deploys the template as stack with scripts/local.sh and
-// returns its outputs; the stack and the resources it retains are deleted
+// returns its outputs, and the example API's bearer token as "ApiToken",
+// read from the stack's secret; the stack and the resources it retains are deleted
 // when the test ends.
-func deployStack(t *testing.T, ctx context.Context, root, stack, token string) map[string]string {
+func deployStack(t *testing.T, ctx context.Context, root, stack string) map[string]string {
 	t.Cleanup(func() {
 		deleteStack(t, root, stack)
 		os.RemoveAll(filepath.Join(root, ".aws-sam", "local", stack))
 	})
-	out, logs := deploy(t, ctx, root, stack, token)
-	for _, k := range []string{"WebhookUrl", "ApiUrl", "TableName", "BucketName", "QueueUrl", "DeadLetterQueueUrl", "FlowFunctionName", "ScheduleGroupName", "DeadLetterAlarmName"} {
+	out, logs := deploy(t, ctx, root, stack)
+	for _, k := range []string{"WebhookUrl", "ApiUrl", "TableName", "BucketName", "QueueUrl", "DeadLetterQueueUrl", "FlowFunctionName", "ScheduleGroupName", "DeadLetterAlarmName", "ApiTokenSecret"} {
 		if out[k] == "" {
 			t.Fatalf("stack output %s missing; got %v\n%s", k, out, logs)
 		}
 	}
 	t.Cleanup(func() { deleteRetained(t, out["TableName"], out["BucketName"]) })
+	secret, err := secretsmanager.NewFromConfig(emulator.Config()).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(out["ApiTokenSecret"])})
+	if err != nil || aws.ToString(secret.SecretString) == "" {
+		t.Fatalf("the API's token in %s: %v", out["ApiTokenSecret"], err)
+	}
+	out["ApiToken"] = *secret.SecretString
 	return out
 }
 
@@ -69,9 +75,9 @@ const alarmTopic = "arn:aws:sns:us-east-1:000000000000:workflow-test-alarms"
 // deploy builds and deploys stack with scripts/local.sh, its environment
 // the test's plus env, and returns the stack's outputs and what the
 // script logged (the deploy gate's report among it).
-func deploy(t *testing.T, ctx context.Context, root, stack, token string, env ...string) (map[string]string, string) {
+func deploy(t *testing.T, ctx context.Context, root, stack string, env ...string) (map[string]string, string) {
 	cmd := exec.CommandContext(ctx, filepath.Join(root, "scripts", "local.sh"), "deploy", stack)
-	cmd.Env = append(os.Environ(), "AWS_ENDPOINT_URL="+emulator.Endpoint, "API_BEARER_TOKEN="+token, "STACK_PARAMETERS="+testParameters)
+	cmd.Env = append(os.Environ(), "AWS_ENDPOINT_URL="+emulator.Endpoint, "STACK_PARAMETERS="+testParameters)
 	cmd.Env = append(cmd.Env, env...)
 	var logs strings.Builder
 	cmd.Stderr = &logs

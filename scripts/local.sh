@@ -11,7 +11,7 @@
 #                                 (the e2e test reads them)
 #
 # Environment: AWS_ENDPOINT_URL (default http://127.0.0.1:4566, MiniStack),
-# API_BEARER_TOKEN (default: a fixed token for local use), STACK_NAME for
+# STACK_NAME for
 # the default command (default workflow-local), STACK_PARAMETERS (more
 # Key=Value parameter overrides, space-separated, e.g.
 # ScheduleAfterSeconds=5).
@@ -19,6 +19,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
+. scripts/pyvenv.sh
 
 # With no AWS_ENDPOINT_URL, the default command starts MiniStack; with
 # one, it uses the emulator already running there.
@@ -32,7 +33,6 @@ export AWS_REGION=${AWS_REGION:-us-east-1}
 export AWS_DEFAULT_REGION=$AWS_REGION
 # An emulator deploys in moments: poll it every second, not every five.
 export SAM_CLI_POLL_DELAY=${SAM_CLI_POLL_DELAY:-1}
-token=${API_BEARER_TOKEN:-local-development-token}
 
 # The emulator runs the bootstrap binaries on this machine: build for it.
 case $(uname -m) in
@@ -70,9 +70,18 @@ for o in json.load(sys.stdin): print(o["OutputKey"] + "=" + o["OutputValue"])' |
 
 output() { sed -n "s/^$1=//p" <<<"$2"; }
 
+# secretValue prints the value of secret $1 (the example API's bearer
+# token), read with the SAM CLI's boto3.
+secretValue() {
+	local venv
+	venv=$(pyvenv sam "$root/requirements-sam.txt" "${WORKFLOW_SAM_VENV:-}")
+	"$venv/bin/python" -c 'import boto3, sys
+print(boto3.client("secretsmanager").get_secret_value(SecretId=sys.argv[1])["SecretString"])' "$1"
+}
+
 samDeploy() {
 	local stack=$1 base=$2 build=$3
-	local params=("Architecture=$arch" FlowTimeout=60 "ApiBearerToken=$token")
+	local params=("Architecture=$arch" FlowTimeout=60)
 	# shellcheck disable=SC2206 # split on purpose: one override per word
 	params+=(${STACK_PARAMETERS:-})
 	# sam refuses an empty value; the parameter's default is empty.
@@ -127,7 +136,7 @@ deploy() {
 }
 
 up() {
-	local stack=${STACK_NAME:-workflow-local} out api
+	local stack=${STACK_NAME:-workflow-local} out api token
 	if [[ -z $endpoint_given ]]; then
 		scripts/emulator.sh start
 	elif ! curl -s -o /dev/null --max-time 5 "$AWS_ENDPOINT_URL"; then
@@ -136,6 +145,7 @@ up() {
 	fi
 	out=$(deploy "$stack")
 	api=$(output ApiUrl "$out")
+	token=$(secretValue "$(output ApiTokenSecret "$out")")
 	cat <<EOF
 
 Stack $stack is up on $AWS_ENDPOINT_URL:

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/examples/lambdaapp"
@@ -22,7 +23,8 @@ import (
 const bearer = "iam-test-token-0123456789"
 
 // The API function's grants in template.yaml are exactly what its code
-// calls for, over its routes: an order started (a large one, whose input
+// calls for: its bearer token read from its secret, as at cold start, and
+// over its routes, an order started (a large one, whose input
 // goes to S3) and started again, its status while it waits and once it
 // has ended, an approval whose receipt is read once the workflow has
 // closed it, and calls for orders that do not exist. The workflow runs on
@@ -30,11 +32,18 @@ const bearer = "iam-test-token-0123456789"
 // route of another World; only the function's calls are recorded.
 func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 	stack := iamcheck.NewStack(t)
+	secret := stack.SecretAsIn(t, iamcheck.LoadTemplate(t), "ApiFunction", "API_BEARER_TOKEN_SECRET", bearer)
 	rec := iamcheck.NewRecorder(stack.Names())
-	function := stack.World(t, stack.Recorded(rec))
+	cfg := stack.Recorded(rec)
+	function := stack.World(t, cfg)
 	other := stack.World(t, stack.Config)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
+	// As at cold start: every call below is refused unless this is bearer.
+	token, err := bearerToken(ctx, secretsmanager.NewFromConfig(cfg), secret)
+	if err != nil {
+		t.Fatal(err)
+	}
 	go func() {
 		_ = workflow.NewWorker(other, workflow.WorkerOptions{Registry: lambdaapp.Workflows}).Run(ctx)
 	}()
@@ -43,7 +52,7 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 	// The approval's receipt is read only once the run has ended, its
 	// reply closed.
 	ended := make(chan struct{})
-	api := lambdaapp.API(workflow.NewClient(&iamcheck.Interposed{World: function, BeforeRead: func() { <-ended }}), bearer)
+	api := lambdaapp.API(workflow.NewClient(&iamcheck.Interposed{World: function, BeforeRead: func() { <-ended }}), token)
 	call := func(route, id, body string) (int, string) {
 		t.Helper()
 		resp, err := api(ctx, events.APIGatewayV2HTTPRequest{

@@ -10,6 +10,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/examples/lambdaapp"
@@ -28,7 +30,17 @@ func main() {
 		slog.Error("api: cannot build the AWS World", "err", err)
 		os.Exit(1)
 	}
-	api := lambdaapp.API(workflow.NewClient(w), os.Getenv("API_BEARER_TOKEN"))
+	cfg, err := config.LoadDefaultConfig(context.Background())
+	if err != nil {
+		slog.Error("api: no AWS configuration", "err", err)
+		os.Exit(1)
+	}
+	token, err := bearerToken(context.Background(), secretsmanager.NewFromConfig(cfg), os.Getenv("API_BEARER_TOKEN_SECRET"))
+	if err != nil {
+		slog.Error("api: no bearer token", "err", err)
+		os.Exit(1)
+	}
+	api := lambdaapp.API(workflow.NewClient(w), token)
 	lambda.Start(func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		defer func() { _ = otel.Flush(context.WithoutCancel(ctx)) }()
 		return api(ctx, req)

@@ -12,6 +12,7 @@ import (
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
 	schedtypes "github.com/aws/aws-sdk-go-v2/service/scheduler/types"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 )
 
@@ -119,7 +120,8 @@ func TestCompareListsBothWays(t *testing.T) {
 
 func TestCallsNeedTheActionsIAMAuthorisesThem(t *testing.T) {
 	n := Names{Table: "t", Bucket: "b", Queues: map[string]string{"q-url": "Queue"},
-		ScheduleGroup: "g", ScheduleGroupRef: "${Group}", SchedulerRole: "arn:role", SchedulerRoleRef: "${Role.Arn}"}
+		ScheduleGroup: "g", ScheduleGroupRef: "${Group}", SchedulerRole: "arn:role", SchedulerRoleRef: "${Role.Arn}",
+		Secret: "s", SecretRef: "${Token}"}
 	for _, c := range []struct {
 		params any
 		err    error
@@ -139,6 +141,7 @@ func TestCallsNeedTheActionsIAMAuthorisesThem(t *testing.T) {
 			{"scheduler:CreateSchedule", "arn:${AWS::Partition}:scheduler:${AWS::Region}:${AWS::AccountId}:schedule/${Group}/s"},
 			{"iam:PassRole", "${Role.Arn}"},
 		}},
+		{&secretsmanager.GetSecretValueInput{SecretId: aws.String("s")}, nil, []Grant{{"secretsmanager:GetSecretValue", "${Token}"}}},
 	} {
 		got, err := n.needs(c.params, c.err)
 		if err != nil || !slices.Equal(got, c.want) {

@@ -26,6 +26,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/smithy-go/middleware"
 )
@@ -55,6 +56,9 @@ type Names struct {
 	// WORKFLOW_SCHEDULER_ROLE_ARN, e.g. "${ScheduleGroup}").
 	ScheduleGroup, ScheduleGroupRef string
 	SchedulerRole, SchedulerRoleRef string
+	// Secret is the secret the test's calls read, SecretRef the template's
+	// expression for the one it stands for (e.g. "${ApiToken}").
+	Secret, SecretRef string
 }
 
 // Recorder records the grants the calls made through a config need.
@@ -194,6 +198,9 @@ func (n Names) needs(params any, callErr error) ([]Grant, error) {
 			gs = append(gs, Grant{"iam:PassRole", n.role(*in.Target.RoleArn)})
 		}
 		return gs, nil
+	// Secrets Manager
+	case *secretsmanager.GetSecretValueInput:
+		return []Grant{{"secretsmanager:GetSecretValue", n.secretRef(in.SecretId)}}, nil
 	}
 	return nil, fmt.Errorf("iamcheck: no IAM actions known for a call with %T: add them to Names.needs", params)
 }
@@ -300,6 +307,13 @@ func (n Names) role(arn string) string {
 		return "role " + arn + " of no stack"
 	}
 	return n.SchedulerRoleRef
+}
+
+func (n Names) secretRef(id *string) string {
+	if deref(id) != n.Secret {
+		return "secret " + deref(id) + " of no stack"
+	}
+	return n.SecretRef
 }
 
 func deref(s *string) string {

@@ -10,6 +10,7 @@ import (
 
 	sdkaws "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go/middleware"
@@ -28,6 +29,9 @@ type Stack struct {
 	// groupRef and roleRef are the template's expressions for the
 	// scheduler's group and role, once SchedulerAsIn has set them.
 	groupRef, roleRef string
+	// secret and secretRef are a secret of the test's own and the
+	// template's expression for it, once SecretAsIn has set them.
+	secret, secretRef string
 }
 
 // NewStack bootstraps the resources and deletes them when the test ends;
@@ -56,6 +60,7 @@ func (s *Stack) Names() Names {
 		Table: s.Options.Table, Bucket: s.Options.Bucket, Queues: map[string]string{s.Options.QueueURL: "Queue"},
 		ScheduleGroup: s.Options.Scheduler.Group, ScheduleGroupRef: s.groupRef,
 		SchedulerRole: s.Options.Scheduler.RoleARN, SchedulerRoleRef: s.roleRef,
+		Secret: s.secret, SecretRef: s.secretRef,
 	}
 }
 
@@ -94,6 +99,33 @@ func (s *Stack) SchedulerAsIn(t *testing.T, tmpl *Template, function string) boo
 		QueueARN: attrs.Attributes[string(sqstypes.QueueAttributeNameQueueArn)],
 	}
 	return true
+}
+
+// SecretAsIn makes a secret of the test's own holding value, standing for
+// the one the template names in function's environment variable variable,
+// and returns its name: the test's function reads it where the deployed
+// one reads the template's.
+func (s *Stack) SecretAsIn(t *testing.T, tmpl *Template, function, variable, value string) string {
+	t.Helper()
+	ref, ok := tmpl.Variable(function, variable)
+	if !ok {
+		t.Fatalf("the template sets no %s on %s", variable, function)
+	}
+	name := s.Options.Table // unique to the test
+	secrets := secretsmanager.NewFromConfig(s.Config)
+	if _, err := secrets.CreateSecret(t.Context(), &secretsmanager.CreateSecretInput{Name: &name, SecretString: &value}); err != nil {
+		t.Fatalf("CreateSecret: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		force := true
+		if _, err := secrets.DeleteSecret(ctx, &secretsmanager.DeleteSecretInput{SecretId: &name, ForceDeleteWithoutRecovery: &force}); err != nil {
+			t.Logf("DeleteSecret: %v", err)
+		}
+	})
+	s.secret, s.secretRef = name, ref
+	return name
 }
 
 // Recorded returns the stack's config with r recording every call of the

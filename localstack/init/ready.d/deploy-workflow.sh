@@ -24,6 +24,6 @@ awslocal cloudformation package --template-file "$build/template.yaml" \
 	--s3-bucket "$bucket" --output-template-file /tmp/workflow-packaged.yaml
 awslocal cloudformation deploy --template-file /tmp/workflow-packaged.yaml \
 	--stack-name "$stack" --capabilities CAPABILITY_IAM --no-fail-on-empty-changeset \
-	--parameter-overrides "Architecture=$arch" FlowTimeout=60 "ApiBearerToken=$WORKFLOW_API_BEARER_TOKEN"
+	--parameter-overrides "Architecture=$arch" FlowTimeout=60
 awslocal cloudformation describe-stacks --stack-name "$stack" \
 	--query 'Stacks[0].Outputs[].[OutputKey,OutputValue]' --output text
