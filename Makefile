@@ -40,23 +40,10 @@ emulator: ## install and start MiniStack on 127.0.0.1:4566 for the AWS tests
 bench: ## the Workflow SDK's benchmarks (useworkflow.dev/docs/performance) on every World and on DBOS Transact Go and go-workflows, side by side, quick (FULL=1: its methodology, an hour or more; WORLDS=local,memory to pick)
 	$(GO) -C bench/peers run ./cmd/bench -out $(CURDIR)/bench/results $(if $(FULL),-full) $(if $(WORLDS),-worlds $(WORLDS))
 
-# AWS Lambda (template.yaml, docs/AWS.md). sam build runs build-<LogicalId>
-# with ARTIFACTS_DIR set, but does not say which architecture the template
-# asks for: LAMBDA_ARCH must match its Architecture parameter.
-LAMBDA_ARCH ?= arm64
-LAMBDA_GOARCH = $(if $(filter x86_64,$(LAMBDA_ARCH)),amd64,arm64)
-LAMBDA_BUILD = CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_GOARCH) $(GO) build -tags lambda.norpc -trimpath -ldflags=-s -o $(ARTIFACTS_DIR)/bootstrap
-
-.PHONY: local build-FlowFunction build-WebhookFunction build-ApiFunction
+# AWS Lambda: the build targets sam build runs (lambda.mk).
+.PHONY: local
 
 local: ## MiniStack with the SAM stack deployed to it (for the host's architecture); prints its URLs
 	scripts/local.sh
 
-build-FlowFunction:
-	$(LAMBDA_BUILD) ./functions/flow
-
-build-WebhookFunction:
-	$(LAMBDA_BUILD) ./functions/webhook
-
-build-ApiFunction:
-	$(LAMBDA_BUILD) ./functions/api
+include $(dir $(lastword $(MAKEFILE_LIST)))lambda.mk

@@ -22,7 +22,10 @@ import (
 
 // A deploy while orders are in flight: the orders deployment 1 started
 // finish on deployment 1's code after deployment 2, whose order workflow
-// would break them, is live; a new order runs on deployment 2.
+// would break them, is live; a new order runs on deployment 2. The example
+// API is behind a Function URL here (ExampleApi=function-url, what
+// LocalStack users deploy), behind the HTTP API in the end-to-end test, so
+// that CI deploys both.
 func TestDeployKeepsRunsOnTheirDeployment(t *testing.T) {
 	root, stack := newStack(t, "wf-deploy-")
 	// Two builds and deploys: about a minute with a warm Go build cache,
@@ -30,7 +33,10 @@ func TestDeployKeepsRunsOnTheirDeployment(t *testing.T) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
-	out := deployStack(t, ctx, root, stack)
+	out := deployStack(t, ctx, root, stack, behindFunctionURL)
+	if !strings.Contains(out["ApiUrl"], "lambda-url") {
+		t.Fatalf("ApiUrl %q is no Function URL", out["ApiUrl"])
+	}
 	api := &apiClient{base: out["ApiUrl"], token: out["ApiToken"]}
 	versions := awslambda.NewFromConfig(emulator.Config())
 	flow := out["FlowFunctionName"]
@@ -49,7 +55,7 @@ func TestDeployKeepsRunsOnTheirDeployment(t *testing.T) {
 	}
 	pinnedTo(t, ctx, runs, v1, old)
 
-	_, logs := deploy(t, ctx, root, stack, "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -overlay="+deployment2(t, root)))
+	_, logs := deploy(t, ctx, root, stack, behindFunctionURL, "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -overlay="+deployment2(t, root)))
 	v2 := liveVersion(t, ctx, versions, flow)
 	if v2 == v1 {
 		t.Fatalf("the alias stayed on version %s after a code change", v1)
@@ -97,6 +103,9 @@ func TestDeployKeepsRunsOnTheirDeployment(t *testing.T) {
 	}
 	t.Logf("deploy story in %v", time.Since(start).Round(time.Millisecond))
 }
+
+// behindFunctionURL deploys the example API behind a Function URL.
+const behindFunctionURL = "EXAMPLE_API=function-url"
 
 // deployment2 writes a changed order workflow in place of
 // examples/lambdaapp/order.go and returns the build overlay (go help

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -39,22 +40,31 @@ func newStack(t *testing.T, prefix string) (root, stack string) {
 	return root, prefix + strings.ToLower(rand.Text()[:10])
 }
 
-// deployStack deploys the template as stack with scripts/local.sh and
-// returns its outputs, and the example API's bearer token as "ApiToken",
-// read from the stack's secret; the stack and the resources it retains are deleted
-// when the test ends.
-func deployStack(t *testing.T, ctx context.Context, root, stack string) map[string]string {
+// deployStack deploys the template as stack with scripts/local.sh (its
+// environment the test's plus env) and returns its outputs, with the
+// example API's bearer token as "ApiToken", read from the stack's secret,
+// if the stack has the API; the stack and the resources it retains are
+// deleted when the test ends.
+func deployStack(t *testing.T, ctx context.Context, root, stack string, env ...string) map[string]string {
 	t.Cleanup(func() {
 		deleteStack(t, root, stack)
 		os.RemoveAll(filepath.Join(root, ".aws-sam", "local", stack))
 	})
-	out, logs := deploy(t, ctx, root, stack)
-	for _, k := range []string{"WebhookUrl", "ApiUrl", "TableName", "BucketName", "QueueUrl", "DeadLetterQueueUrl", "FlowFunctionName", "ScheduleGroupName", "DeadLetterAlarmName", "ApiTokenSecret"} {
+	out, logs := deploy(t, ctx, root, stack, env...)
+	want := []string{"WebhookUrl", "TableName", "BucketName", "QueueUrl", "DeadLetterQueueUrl", "FlowFunctionName", "ScheduleGroupName", "DeadLetterAlarmName"}
+	withAPI := !slices.Contains(env, noExampleAPI)
+	if withAPI {
+		want = append(want, "ApiUrl", "ApiTokenSecret")
+	}
+	for _, k := range want {
 		if out[k] == "" {
 			t.Fatalf("stack output %s missing; got %v\n%s", k, out, logs)
 		}
 	}
 	t.Cleanup(func() { deleteRetained(t, out["TableName"], out["BucketName"]) })
+	if !withAPI {
+		return out
+	}
 	secret, err := secretsmanager.NewFromConfig(emulator.Config()).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(out["ApiTokenSecret"])})
 	if err != nil || aws.ToString(secret.SecretString) == "" {
 		t.Fatalf("the API's token in %s: %v", out["ApiTokenSecret"], err)

@@ -12,7 +12,9 @@
 #
 # Environment: AWS_ENDPOINT_URL (default http://127.0.0.1:4566, MiniStack),
 # STACK_NAME for
-# the default command (default workflow-local), STACK_PARAMETERS (more
+# the default command (default workflow-local), EXAMPLE_API (the template's
+# ExampleApi: http-api by default, function-url for LocalStack (see
+# localstack/README.md), none for a stack of one's own workflows only), STACK_PARAMETERS (more
 # Key=Value parameter overrides, space-separated, e.g.
 # ScheduleAfterSeconds=5).
 set -euo pipefail
@@ -47,12 +49,14 @@ esac
 # localURL rewrites the URLs MiniStack reports, which are AWS's (a Function
 # URL on lambda-url.<region>.on.aws) or need a resolver for *.localhost
 # (an API's execute-api.localhost), into its path-style routes on the
-# endpoint. Other URLs (LocalStack's resolve as they are) pass unchanged.
+# endpoint, keeping a Function URL's trailing slash or its absence (the
+# template's ApiUrl has none). Other URLs (LocalStack's resolve as they
+# are) pass unchanged.
 localURL() {
-	local re_url='^https://([a-z0-9]+)\.lambda-url\.[a-z0-9-]+\.on\.aws/?$'
+	local re_url='^https://([a-z0-9]+)\.lambda-url\.[a-z0-9-]+\.on\.aws(/?)$'
 	local re_api='^https?://([a-z0-9]+)\.execute-api\.localhost(:[0-9]+)?/?$'
 	if [[ $1 =~ $re_url ]]; then
-		echo "$AWS_ENDPOINT_URL/_aws/lambda-url/${BASH_REMATCH[1]}/"
+		echo "$AWS_ENDPOINT_URL/_aws/lambda-url/${BASH_REMATCH[1]}${BASH_REMATCH[2]}"
 	elif [[ $1 =~ $re_api ]]; then
 		echo "$AWS_ENDPOINT_URL/_aws/execute-api/${BASH_REMATCH[1]}"
 	else
@@ -81,7 +85,7 @@ print(boto3.client("secretsmanager").get_secret_value(SecretId=sys.argv[1])["Sec
 
 samDeploy() {
 	local stack=$1 base=$2 build=$3
-	local params=("Architecture=$arch" FlowTimeout=60)
+	local params=("Architecture=$arch" FlowTimeout=60 "ExampleApi=${EXAMPLE_API:-http-api}")
 	# shellcheck disable=SC2206 # split on purpose: one override per word
 	params+=(${STACK_PARAMETERS:-})
 	# sam refuses an empty value; the parameter's default is empty.
@@ -145,11 +149,13 @@ up() {
 	fi
 	out=$(deploy "$stack")
 	api=$(output ApiUrl "$out")
+	printf '\nStack %s is up on %s:\n%s\n' "$stack" "$AWS_ENDPOINT_URL" "$out"
+	if [[ -z $api ]]; then
+		echo "No example API (ExampleApi=none): start runs with a client on this World (docs/AWS.md)."
+		return
+	fi
 	token=$(secretValue "$(output ApiTokenSecret "$out")")
 	cat <<EOF
-
-Stack $stack is up on $AWS_ENDPOINT_URL:
-$out
 
 Try it (docs/AWS.md explains each call):
   curl -X POST '$api/orders' -H 'Authorization: Bearer $token' -H 'Content-Type: application/json' \\

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -22,8 +23,9 @@ import (
 // receipt: API Gateway gives up on an integration after 30 s.
 const ReplyTimeout = 20 * time.Second
 
-// API returns the order API as an API Gateway handler (HTTP API, payload
-// format 2.0), for the routes template.yaml declares:
+// API returns the order API as a Lambda handler for HTTP requests in
+// payload format 2.0, which an API Gateway HTTP API and a Function URL
+// send alike (template.yaml's ExampleApi puts it behind either):
 //
 //	POST /orders                 start an order (body: Order)       → 202 {"runId"}
 //	GET  /orders/{id}            the order's status, webhook, receipt
@@ -32,7 +34,7 @@ const ReplyTimeout = 20 * time.Second
 // Every call must carry "Authorization: Bearer <bearer>". An empty bearer
 // refuses every call rather than letting anyone in. (A real API would
 // rather use an API Gateway JWT authorizer; a shared secret keeps the
-// example self-contained.)
+// example self-contained, and works behind a Function URL too.)
 func API(c *workflow.Client, bearer string) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	return func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		if !authorized(req.Headers, bearer) {
@@ -47,8 +49,7 @@ func API(c *workflow.Client, bearer string) func(context.Context, events.APIGate
 				return reply(http.StatusBadRequest, errorBody("body: "+err.Error())), nil
 			}
 		}
-		id := req.PathParameters["id"]
-		switch req.RouteKey {
+		switch r, id := route(req); r {
 		case "POST /orders":
 			return startOrder(ctx, c, body), nil
 		case "GET /orders/{id}":
@@ -56,12 +57,38 @@ func API(c *workflow.Client, bearer string) func(context.Context, events.APIGate
 		case "POST /orders/{id}/approval":
 			return approve(ctx, c, id, body), nil
 		}
-		return reply(http.StatusNotFound, errorBody("no route "+req.RouteKey)), nil
+		return reply(http.StatusNotFound, errorBody("no route "+req.RequestContext.HTTP.Method+" "+req.RawPath)), nil
 	}
 }
 
-// authorized compares the bearer token in constant time. API Gateway
-// passes header names in lower case.
+// route names the request's route and its order ID from its method and
+// path. The route key would not do: a Function URL's is always
+// "$default", and it sends no path parameters.
+func route(req events.APIGatewayV2HTTPRequest) (name, id string) {
+	method := req.RequestContext.HTTP.Method
+	parts := strings.Split(strings.Trim(req.RawPath, "/"), "/")
+	if parts[0] != "orders" {
+		return "", ""
+	}
+	if len(parts) > 1 {
+		var err error
+		if id, err = url.PathUnescape(parts[1]); err != nil {
+			return "", ""
+		}
+	}
+	switch {
+	case len(parts) == 1 && method == http.MethodPost:
+		return "POST /orders", ""
+	case len(parts) == 2 && method == http.MethodGet:
+		return "GET /orders/{id}", id
+	case len(parts) == 3 && parts[2] == "approval" && method == http.MethodPost:
+		return "POST /orders/{id}/approval", id
+	}
+	return "", ""
+}
+
+// authorized compares the bearer token in constant time. API Gateway and
+// Function URLs pass header names in lower case.
 func authorized(headers map[string]string, bearer string) bool {
 	got, ok := strings.CutPrefix(headers["authorization"], "Bearer ")
 	return ok && bearer != "" && subtle.ConstantTimeCompare([]byte(got), []byte(bearer)) == 1

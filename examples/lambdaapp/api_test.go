@@ -37,16 +37,27 @@ func newApp(t *testing.T) *app {
 	return &app{t: t, ctx: ctx, c: c, api: API(c, bearer), web: webhook.NewHandler(c)}
 }
 
-// call sends a request the way API Gateway does, for route (e.g.
-// "POST /orders/{id}/approval") with the order ID id.
+// request is the event an HTTP API sends for route (e.g. "POST
+// /orders/{id}/approval") with the order ID id and the Authorization
+// header auth.
+func request(route, id, auth, body string) events.APIGatewayV2HTTPRequest {
+	method, pattern, _ := strings.Cut(route, " ")
+	ev := events.APIGatewayV2HTTPRequest{
+		RouteKey:       route,
+		RawPath:        strings.Replace(pattern, "{id}", id, 1),
+		PathParameters: map[string]string{"id": id},
+		Headers:        map[string]string{"authorization": auth},
+		Body:           body,
+	}
+	ev.RequestContext.HTTP.Method = method
+	return ev
+}
+
+// call sends a request the way API Gateway does, for route with the order
+// ID id.
 func (a *app) call(route, id, body string) (int, string) {
 	a.t.Helper()
-	resp, err := a.api(a.ctx, events.APIGatewayV2HTTPRequest{
-		RouteKey:       route,
-		PathParameters: map[string]string{"id": id},
-		Headers:        map[string]string{"authorization": "Bearer " + bearer},
-		Body:           body,
-	})
+	resp, err := a.api(a.ctx, request(route, id, "Bearer "+bearer, body))
 	if err != nil {
 		a.t.Fatalf("%s: %v", route, err)
 	}
@@ -111,10 +122,9 @@ func TestOrderApprovedThroughWebhookAndAPI(t *testing.T) {
 
 	// API Gateway base64-encodes a body sent without a Content-Type.
 	approval := base64.StdEncoding.EncodeToString([]byte(`{"approve": true, "approver": "Grace"}`))
-	resp, err := a.api(a.ctx, events.APIGatewayV2HTTPRequest{
-		RouteKey: "POST /orders/{id}/approval", PathParameters: map[string]string{"id": "o1"},
-		Headers: map[string]string{"authorization": "Bearer " + bearer}, Body: approval, IsBase64Encoded: true,
-	})
+	ev := request("POST /orders/{id}/approval", "o1", "Bearer "+bearer, approval)
+	ev.IsBase64Encoded = true
+	resp, err := a.api(a.ctx, ev)
 	wantReceipt := Receipt{OrderID: "o1", Status: "approved", TotalCents: 2900, ConfirmedBy: "Ada", ApprovedBy: "Grace"}
 	var got Receipt
 	if err != nil || resp.StatusCode != http.StatusOK || json.Unmarshal([]byte(resp.Body), &got) != nil || got != wantReceipt {
@@ -159,16 +169,15 @@ func TestAPIRefusesBadCalls(t *testing.T) {
 		{"bad approval", "Bearer " + bearer, "POST /orders/{id}/approval", "o1", `{"approve": true}`, http.StatusBadRequest},
 		{"no such hook", "Bearer " + bearer, "POST /orders/{id}/approval", "o9", `{"approve": true, "approver": "G"}`, http.StatusNotFound},
 		{"unknown route", "Bearer " + bearer, "DELETE /orders/{id}", "o1", "", http.StatusNotFound},
+		{"unknown path", "Bearer " + bearer, "GET /orders/{id}/approval/more", "o1", "", http.StatusNotFound},
+		{"other resource", "Bearer " + bearer, "POST /invoices", "", `{}`, http.StatusNotFound},
 	} {
-		resp, err := a.api(a.ctx, events.APIGatewayV2HTTPRequest{
-			RouteKey: tc.route, PathParameters: map[string]string{"id": tc.id},
-			Headers: map[string]string{"authorization": tc.auth}, Body: tc.body,
-		})
+		resp, err := a.api(a.ctx, request(tc.route, tc.id, tc.auth, tc.body))
 		if err != nil || resp.StatusCode != tc.want {
 			t.Errorf("%s: %d %s, %v; want %d", tc.name, resp.StatusCode, resp.Body, err, tc.want)
 		}
 	}
-	if code, _ := API(a.c, "")(a.ctx, events.APIGatewayV2HTTPRequest{RouteKey: "GET /orders/{id}", Headers: map[string]string{"authorization": "Bearer "}}); code.StatusCode != http.StatusUnauthorized {
+	if code, _ := API(a.c, "")(a.ctx, request("GET /orders/{id}", "o1", "Bearer ", "")); code.StatusCode != http.StatusUnauthorized {
 		t.Errorf("an API without a token let a caller in: %d", code.StatusCode)
 	}
 }

@@ -1,6 +1,7 @@
 // Command api is the api function of template.yaml: the example order API
-// behind API Gateway (examples/lambdaapp). It starts runs and resumes
-// their responding hooks; it runs no workflow code itself.
+// (examples/lambdaapp) behind API Gateway or a Function URL, as the
+// template's ExampleApi says. It starts runs and resumes their responding
+// hooks; it runs no workflow code itself.
 package main
 
 import (
