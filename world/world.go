@@ -121,7 +121,8 @@ type Run struct {
 	// the whole log. A stale value only costs that writer one conflict.
 	LastSlot int64 `json:"lastSlot"`
 	// Inbox is how many messages wait in the run's inbox (see Inbox), on
-	// Worlds that have one: delivered, not yet in the log.
+	// Worlds that have one: delivered, not yet in the log. GetRun sets
+	// it; a listing may leave it zero.
 	Inbox int `json:"inbox,omitempty"`
 }
 
