@@ -78,23 +78,22 @@ func (d *durability) fenceNext(t topic) {
 	d.fences[t] = d.committed.Load() + 1
 }
 
-// awaitFence syncs, if a write to t that a reader saw may not be durable
-// yet. Readers call it after they read.
-func (d *durability) awaitFence(t topic) error {
-	if !d.on {
+// awaitFence syncs, if a write to any of ts that a reader saw may not be
+// durable yet: once, however many. Readers call it after they read.
+func (d *durability) awaitFence(ts ...topic) error {
+	if !d.on || len(ts) == 0 {
 		return nil
 	}
-	d.fenceMu.Lock()
-	n, ok := d.fences[t]
-	d.fenceMu.Unlock()
-	switch {
-	case ok:
-		return d.syncTo(n)
-	case d.serving.Load():
-		return nil // no fence: synced already, or written by no run of this World
-	default:
-		return d.sync() // perhaps another process's write, synced or not
+	if !d.serving.Load() {
+		return d.sync() // perhaps another process's writes, synced or not
 	}
+	var n uint64 // no fence: synced already, or written by no run of this World
+	d.fenceMu.Lock()
+	for _, t := range ts {
+		n = max(n, d.fences[t])
+	}
+	d.fenceMu.Unlock()
+	return d.syncTo(n)
 }
 
 // syncAll makes every commit made so far durable: the caller's own,

@@ -253,3 +253,50 @@ func waiting(w *World, t topic) bool {
 	defer w.signals.mu.Unlock()
 	return w.signals.waiting[t] != nil
 }
+
+// TestNotServingSyncsEachRead opens a second World beside the one serving
+// the queue: it cannot know whether the runs' ends and chunks it reads
+// are synced, so each read that returns one fsyncs, once however many it
+// returns; a read that returns none does not.
+func TestNotServingSyncsEachRead(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	a, err := Open(dir, WithFullSync())
+	check(t, "Open a", err)
+	defer a.Close()
+	check(t, "a serves the queue", a.claimQueue())
+	for _, id := range []string{"r1", "r2"} {
+		_, err := a.CreateRun(ctx, world.Run{ID: id, Workflow: "wf", Status: world.StatusRunning}, nil)
+		check(t, "CreateRun", err)
+		check(t, "end "+id, endRun(id, 1)(ctx, a))
+	}
+	check(t, "CreateRun", ignore(a.CreateRun(ctx, world.Run{ID: "r3", Workflow: "wf", Status: world.StatusRunning}, nil)))
+	check(t, "WriteStream", a.WriteStream(ctx, "s", [][]byte{[]byte("a")}))
+
+	var syncs atomic.Int64
+	b, err := Open(dir, WithFullSync(), countingSyncs(&syncs))
+	check(t, "Open b", err)
+	defer b.Close()
+	for _, s := range []syncStep{
+		{"ListRuns with two ended runs", 1, func(ctx context.Context, w *World) error {
+			_, err := w.ListRuns(ctx, world.RunFilter{})
+			return err
+		}},
+		{"ListRuns of running runs", 0, func(ctx context.Context, w *World) error {
+			_, err := w.ListRuns(ctx, world.RunFilter{Status: world.StatusRunning})
+			return err
+		}},
+		{"GetRun of an ended run", 1, func(ctx context.Context, w *World) error { _, err := w.GetRun(ctx, "r1"); return err }},
+		{"GetRun of it again", 1, func(ctx context.Context, w *World) error { _, err := w.GetRun(ctx, "r1"); return err }},
+		{"GetRun of a running run", 0, func(ctx context.Context, w *World) error { _, err := w.GetRun(ctx, "r3"); return err }},
+		{"ReadStream", 1, readStream},
+	} {
+		before := syncs.Load()
+		check(t, s.call, s.do(ctx, b))
+		if got := syncs.Load() - before; got != s.syncs {
+			t.Errorf("%s: %d fsyncs, want %d", s.call, got, s.syncs)
+		}
+	}
+}
+
+func ignore[T any](_ T, err error) error { return err }

@@ -194,13 +194,14 @@ func (w *World) ListRuns(ctx context.Context, f world.RunFilter) (world.RunPage,
 	if err := rows.Err(); err != nil {
 		return world.RunPage{}, fmt.Errorf("list runs: %w", err)
 	}
+	var ended []topic
 	for _, r := range page.Runs {
-		if !r.Status.Terminal() {
-			continue
+		if r.Status.Terminal() {
+			ended = append(ended, runTopic(r.ID))
 		}
-		if err := w.dur.awaitFence(runTopic(r.ID)); err != nil {
-			return world.RunPage{}, fmt.Errorf("list runs: %w", err)
-		}
+	}
+	if err := w.dur.awaitFence(ended...); err != nil {
+		return world.RunPage{}, fmt.Errorf("list runs: %w", err)
 	}
 	return page, nil
 }
