@@ -8,7 +8,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"testing"
 	"time"
 
@@ -91,13 +91,12 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 		worker := workflow.NewWorker(function, workflow.WorkerOptions{Registry: iamWorkflows, Deployment: v, StuckAfter: stuckAfter})
 		versions[v] = flowhandler.WithStuckCheck(worker, flowhandler.Handler(worker, function, handoff))
 	}
-	var alias atomic.Value // the version the event source mapping invokes
-	alias.Store(versions["1"])
+	alias := &mapping{target: versions["1"]} // the version the event source mapping invokes
 	polling, stopPolling := context.WithCancel(ctx)
 	fed := make(chan struct{})
 	go func() {
 		defer close(fed)
-		feed(polling, ctx, t, sqs.NewFromConfig(stack.Config), stack.Options.QueueURL, &alias)
+		feed(polling, ctx, t, sqs.NewFromConfig(stack.Config), stack.Options.QueueURL, alias)
 	}()
 
 	t.Run("PinnedRunHandedOver", func(t *testing.T) {
@@ -107,7 +106,11 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitForHook(t, ctx, c, token) // version 1 runs it first
-		alias.Store(versions["2"])
+		// Once version 1's invocation has returned (the run waits on its
+		// hook), the alias moves: the resume's wake-up goes to version 2,
+		// which must hand it over. Moved earlier, version 1's live
+		// invocation could take the resume itself.
+		alias.point(versions["2"])
 		if err := workflow.ResumeHook(ctx, c, token, "done"); err != nil {
 			t.Fatal(err)
 		}
@@ -162,7 +165,7 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 		lost := func(context.Context, json.RawMessage) (any, error) {
 			return events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}, nil
 		}
-		alias.Store(version(lost))
+		alias.point(version(lost))
 		run, err := workflow.Start(ctx, workflow.NewClient(lostMessages{other}), iamSleeper, struct{}{})
 		if err != nil {
 			t.Fatal(err)
@@ -189,7 +192,7 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 // feed is the event source mapping: until polling ends, it receives the
 // queue's messages in batches, invokes the alias's version with them (in
 // ctx), and deletes those the version did not report failed.
-func feed(polling, ctx context.Context, t *testing.T, q *sqs.Client, url string, alias *atomic.Value) {
+func feed(polling, ctx context.Context, t *testing.T, q *sqs.Client, url string, alias *mapping) {
 	for polling.Err() == nil {
 		out, err := q.ReceiveMessage(polling, &sqs.ReceiveMessageInput{
 			QueueUrl: &url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1,
@@ -202,7 +205,7 @@ func feed(polling, ctx context.Context, t *testing.T, q *sqs.Client, url string,
 		for _, m := range out.Messages {
 			ev.Records = append(ev.Records, events.SQSMessage{MessageId: *m.MessageId, ReceiptHandle: *m.ReceiptHandle, Body: *m.Body, Attributes: m.Attributes, EventSource: "aws:sqs"})
 		}
-		resp, err := invoke(ctx, alias.Load().(version), ev)
+		resp, err := alias.invoke(ctx, ev)
 		if err != nil {
 			t.Logf("the flow function failed a batch: %v", err)
 			continue
@@ -217,6 +220,26 @@ func feed(polling, ctx context.Context, t *testing.T, q *sqs.Client, url string,
 			}
 		}
 	}
+}
+
+// mapping is the event source mapping's alias: the version it invokes.
+// Moving it waits for the batch in flight, as an alias moved between two
+// invocations.
+type mapping struct {
+	mu     sync.Mutex
+	target version
+}
+
+func (m *mapping) point(v version) {
+	m.mu.Lock()
+	m.target = v
+	m.mu.Unlock()
+}
+
+func (m *mapping) invoke(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return invoke(ctx, m.target, ev)
 }
 
 // stuckAfter is the flow function's stuck-run threshold in the test, so
