@@ -32,9 +32,9 @@ func TestOwnModuleFromTheDocsBuilds(t *testing.T) {
 		t.Helper()
 		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 		cmd.Dir = dir
-		// The module cache holds every module this checkout needs, and
-		// the new module needs no others.
-		cmd.Env = append(os.Environ(), "GOPROXY=off", "GOWORK=off", "GOFLAGS=")
+		// Neither a workspace nor the flags of this checkout's build
+		// (an -overlay, say) apply to the new module.
+		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
 		}
