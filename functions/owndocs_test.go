@@ -32,9 +32,13 @@ func TestOwnModuleFromTheDocsBuilds(t *testing.T) {
 		t.Helper()
 		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 		cmd.Dir = dir
-		// Neither a workspace nor the flags of this checkout's build
-		// (an -overlay, say) apply to the new module.
-		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
+		// The module cache holds every module this checkout needs, and
+		// the new module needs no others. Without GOPROXY=off, go get
+		// would ask the proxy whether functions/webhook and functions/api
+		// are modules of their own, which the restricted proxies of CI
+		// answer with an error rather than a 404. Neither a workspace nor
+		// this checkout's build flags (an -overlay) apply.
+		cmd.Env = append(os.Environ(), "GOPROXY=off", "GOWORK=off", "GOFLAGS=")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
 		}
