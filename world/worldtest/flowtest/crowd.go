@@ -44,17 +44,7 @@ func respondingHookCrowd(t *testing.T, e *env) {
 		N     int
 	}{token, crowdSize})
 	waitForHook(t, e, token)
-	var wg sync.WaitGroup
-	for i := range crowdSize {
-		wg.Go(func() {
-			msg := fmt.Sprint("caller-", i)
-			got, err := echoes.Resume(e.ctx, e.client, token, msg)
-			if err != nil || got != "echo "+msg {
-				t.Errorf("caller %d got %q, %v", i, got, err)
-			}
-		})
-	}
-	wg.Wait()
+	resumeAtOnce(t, e, token, crowdSize)
 	if n := result(t, e, run); n != crowdSize {
 		t.Fatalf("the run answered %d", n)
 	}

@@ -77,6 +77,23 @@ func startEchoing(t *testing.T, e *env, n int) (*workflow.Run[int], string) {
 	return run, token
 }
 
+// resumeAtOnce has callers resume the echoing hook token at once, each
+// with a message of its own, and checks each gets its own echo.
+func resumeAtOnce(t *testing.T, e *env, token string, callers int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for i := range callers {
+		wg.Go(func() {
+			msg := fmt.Sprint("caller-", i)
+			got, err := echoes.Resume(e.ctx, e.client, token, msg)
+			if err != nil || got != "echo "+msg {
+				t.Errorf("caller %d got %q, %v", i, got, err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
 func respondingHookReplies(t *testing.T, e *env) {
 	run, token := startEchoing(t, e, 2)
 	for _, msg := range []string{"one", "two"} {
@@ -94,17 +111,7 @@ func respondingHookReplies(t *testing.T, e *env) {
 func respondingHookConcurrentCallers(t *testing.T, e *env) {
 	const callers = 20
 	run, token := startEchoing(t, e, callers)
-	var wg sync.WaitGroup
-	for i := range callers {
-		wg.Go(func() {
-			msg := fmt.Sprint("caller-", i)
-			got, err := echoes.Resume(e.ctx, e.client, token, msg)
-			if err != nil || got != "echo "+msg {
-				t.Errorf("caller %d got %q, %v", i, got, err)
-			}
-		})
-	}
-	wg.Wait()
+	resumeAtOnce(t, e, token, callers)
 	if n := result(t, e, run); n != callers {
 		t.Fatalf("the run answered %d", n)
 	}
