@@ -102,6 +102,13 @@
 // start child runs with [Workflow.StartChild] and await them like a step;
 // it sees other runs as a [RunHandle], whose calls are durable.
 //
+// A long-lived run (an agent session, an entity that handles events for
+// months) keeps its log short with [ContinueAsNew]: it returns
+// workflow.ContinueAsNew(ctx, state), and a successor with a fresh log
+// carries on from state. Result and Status on the first run's handle
+// follow the chain to its last run. The worker warns in its log when a
+// run's log reaches 80% of WorkerOptions.MaxEvents.
+//
 // # Errors
 //
 // Errors keep their message, their kind and their cause chain across the

@@ -12,18 +12,21 @@ import (
 // Status is a run's lifecycle state.
 type Status string
 
-// Run statuses. Completed, Failed and Cancelled are terminal.
+// Run statuses. Completed, Failed, Cancelled and Continued are terminal.
+// A Continued run ended with [ContinueAsNew]; its handle's Result and
+// Status follow it to its successor.
 const (
 	StatusPending   Status = "pending"
 	StatusRunning   Status = "running"
 	StatusCompleted Status = "completed"
 	StatusFailed    Status = "failed"
 	StatusCancelled Status = "cancelled"
+	StatusContinued Status = "continued"
 )
 
 // Terminal reports whether a run in this status can no longer change.
 func (s Status) Terminal() bool {
-	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled
+	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled || s == StatusContinued
 }
 
 // Run is a run seen from ordinary Go code (an HTTP handler, a CLI, a
@@ -34,11 +37,16 @@ type Run[O any] struct {
 	c  *Client
 }
 
-// Status returns the run's current status.
+// Status returns the run's current status: that of the latest run of its
+// chain if it continued as new ([StatusPending] while the successor is
+// being created).
 func (r *Run[O]) Status(ctx context.Context) (Status, error) {
-	run, err := r.c.world.GetRun(ctx, r.ID)
+	run, err := engine.Latest(ctx, r.c.world, r.ID)
 	if err != nil {
 		return "", worldError(err)
+	}
+	if run.Status == world.StatusContinued {
+		return StatusPending, nil
 	}
 	return Status(run.Status), nil
 }
@@ -58,19 +66,26 @@ func (r *Run[O]) Attributes(ctx context.Context) (map[string]string, error) {
 // its kind; a cancelled one a [*RunCancelledError]. Waiting is a blocking
 // wait on the World where the World supports it; elsewhere it checks the
 // run at a world.Pace, at most a few requests a second after its first
-// second.
+// second. A run that continued as new ([ContinueAsNew]) returns the result
+// of the last run of its chain.
 func (r *Run[O]) Result(ctx context.Context) (O, error) {
 	var out O
 	pace := world.NewPace(1)
-	for {
-		run, err := r.c.world.GetRun(ctx, r.ID)
+	for id := r.ID; ; {
+		run, err := engine.Latest(ctx, r.c.world, id)
 		if err != nil {
 			return out, worldError(err)
 		}
-		if run.Status.Terminal() {
+		id = run.ID // a later check starts where the chain was
+		switch {
+		case run.Status == world.StatusContinued: // its successor is being created
+			err = pace.Pause(ctx)
+		case run.Status.Terminal():
 			return decodeResult[O](run)
+		default:
+			err = pace.WaitEvents(ctx, r.c.world, run.ID, run.LastSlot)
 		}
-		if err := pace.WaitEvents(ctx, r.c.world, r.ID, run.LastSlot); err != nil {
+		if err != nil {
 			return out, err
 		}
 	}

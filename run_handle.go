@@ -34,9 +34,12 @@ type runSnapshot struct {
 var (
 	runStatusStep = DefineStep("workflow.runStatus", func(ctx context.Context, runID string) (runSnapshot, error) {
 		info, _ := engine.StepInfoFrom(ctx)
-		run, err := info.World.GetRun(ctx, runID)
+		run, err := engine.Latest(ctx, info.World, runID)
 		if err != nil {
 			return runSnapshot{}, worldError(err)
+		}
+		if run.Status == world.StatusContinued { // its successor is being created
+			return runSnapshot{Status: StatusPending}, nil
 		}
 		return runSnapshot{Status: Status(run.Status), Output: run.Output, Error: run.Error}, nil
 	})
@@ -52,14 +55,15 @@ type cancelRequest struct {
 	Reason string `json:"reason"`
 }
 
-// Status returns the run's status now.
+// Status returns the run's status now (that of the latest run of its
+// chain, if it continued as new).
 func (r *RunHandle[O]) Status(ctx Context) (Status, error) {
 	snap, err := runStatusStep.Call(ctx, r.ID)
 	return snap.Status, err
 }
 
 // Result waits, durably, until the run ends and returns its result (see
-// [Run.Result] for its errors). The wait checks the run with backoff, from
+// [Run.Result] for its errors; it too follows a chain of [ContinueAsNew]). The wait checks the run with backoff, from
 // resultPollFirst apart up to resultPollMax; the run sleeps in between.
 func (r *RunHandle[O]) Result(ctx Context) (O, error) {
 	for delay := resultPollFirst; ; delay = min(delay*2, resultPollMax) {

@@ -58,6 +58,7 @@ const (
 	RunCompleted   EventType = "run_completed"
 	RunFailed      EventType = "run_failed"
 	RunCancelled   EventType = "run_cancelled"
+	RunContinued   EventType = "run_continued"
 	StepCreated    EventType = "step_created"
 	StepStarted    EventType = "step_started"
 	StepCompleted  EventType = "step_completed"
@@ -90,18 +91,21 @@ type Event struct {
 // RunStatus is the lifecycle state of a run.
 type RunStatus string
 
-// Run statuses. Completed, Failed and Cancelled are terminal.
+// Run statuses. Completed, Failed, Cancelled and Continued are terminal.
+// A Continued run ended by starting its successor (workflow.ContinueAsNew):
+// its Output is the successor's run ID, as a JSON string.
 const (
 	StatusPending   RunStatus = "pending"
 	StatusRunning   RunStatus = "running"
 	StatusCompleted RunStatus = "completed"
 	StatusFailed    RunStatus = "failed"
 	StatusCancelled RunStatus = "cancelled"
+	StatusContinued RunStatus = "continued"
 )
 
 // Terminal reports whether a run in this status can no longer change.
 func (s RunStatus) Terminal() bool {
-	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled
+	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled || s == StatusContinued
 }
 
 // Run is the materialised state of a run, kept beside its log for listing

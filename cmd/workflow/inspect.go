@@ -87,7 +87,10 @@ func inspectRun(ctx context.Context, env *env, args []string) error {
 			return err
 		}
 	}
-	if len(r.Output) > 0 {
+	switch {
+	case r.Status == world.StatusContinued: // its Output names the run that carries on
+		fmt.Fprintf(env.out, "\nsuccessor %s\n", r.Output)
+	case len(r.Output) > 0:
 		fmt.Fprintf(env.out, "\noutput    %s\n", r.Output)
 	}
 	if len(r.Error) > 0 {

@@ -17,10 +17,13 @@ func (inv *invocation) finish() error {
 	if failure == nil {
 		failure = inv.failure
 	}
-	if failure == nil {
+	switch can := inv.continuation(); {
+	case can != nil:
+		inv.bufferContinued(can)
+	case failure == nil:
 		inv.bufferEvent(world.RunCompleted, "", runFinishedPayload{Output: inv.output})
 		inv.mergeUpdate(world.RunUpdate{Status: world.StatusCompleted, Output: orNull(inv.output)})
-	} else {
+	default:
 		encoded := inv.e.Errors.Encode(failure)
 		inv.bufferEvent(world.RunFailed, "", runFinishedPayload{Error: encoded})
 		inv.mergeUpdate(world.RunUpdate{Status: world.StatusFailed, Error: encoded})
@@ -42,7 +45,8 @@ func (inv *invocation) finish() error {
 }
 
 // afterFinish releases what a finished run still holds, has the World
-// expire it with its streams (world.Expirer), and reports to its parent. It runs after the terminal event is written and again on any
+// expire it with its streams (world.Expirer), and reports to its parent
+// (or, for a continued run, starts its successor, which reports instead). It runs after the terminal event is written and again on any
 // later delivery for the run, so each action is idempotent. events, if
 // given, is the run's whole log; otherwise the invocation's own state is
 // used, and its hooks were released before the end was written.
@@ -76,6 +80,9 @@ func (inv *invocation) afterFinish(events []world.Event) error {
 		if err := ex.ExpireRun(inv.ctx, run.ID, streams); err != nil {
 			return err
 		}
+	}
+	if run.Status == world.StatusContinued {
+		return inv.startSuccessor(run, events, held.parent)
 	}
 	if held.parent == nil {
 		return nil

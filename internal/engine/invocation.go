@@ -124,7 +124,8 @@ func (inv *invocation) apply(ev world.Event) {
 		inv.fatal = fmt.Errorf("corrupted event log: run %s: expected slot %d, got %d", inv.run.ID, inv.lastSlot.Load()+1, ev.Slot)
 	}
 	inv.lastSlot.Store(ev.Slot)
-	if ev.Type == world.RunCompleted || ev.Type == world.RunFailed || ev.Type == world.RunCancelled {
+	inv.noteCeiling(ev.Slot)
+	if ev.Type == world.RunCompleted || ev.Type == world.RunFailed || ev.Type == world.RunCancelled || ev.Type == world.RunContinued {
 		if !inv.terminal && !inv.replaying {
 			inv.logEnd(ev)
 			inv.countEnd(ev.Type)
@@ -154,7 +155,7 @@ func (inv *invocation) applyEvent(ev world.Event) error {
 		return inv.startWorkflow(ev)
 	case world.RunStarted:
 		return nil
-	case world.RunCompleted, world.RunFailed, world.RunCancelled:
+	case world.RunCompleted, world.RunFailed, world.RunCancelled, world.RunContinued:
 		inv.terminal = true
 		return nil
 	case world.PatchMarker:

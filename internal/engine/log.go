@@ -22,6 +22,9 @@ const (
 	// LogDeployment is the deployment of the invocation (Engine.Deployment),
 	// not necessarily the one the run is pinned to.
 	LogDeployment = "deployment"
+	// LogEvents and LogMaxEvents are a run's log length and its limit.
+	LogEvents    = "events"
+	LogMaxEvents = "max_events"
 )
 
 // newRunLogger is the logger of one invocation: the engine's, with the
@@ -52,6 +55,9 @@ func (inv *invocation) logEnd(ev world.Event) {
 	switch ev.Type {
 	case world.RunCompleted:
 		inv.logAt(slog.LevelInfo, "workflow: run completed", took)
+	case world.RunContinued:
+		p, _ := decodePayload[runContinuedPayload](ev)
+		inv.logAt(slog.LevelInfo, "workflow: run continued as new", took, "successor", p.Successor)
 	case world.RunCancelled:
 		p, _ := decodePayload[runFinishedPayload](ev)
 		inv.logAt(slog.LevelInfo, "workflow: run cancelled", took, "reason", p.Reason)

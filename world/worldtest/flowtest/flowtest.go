@@ -37,6 +37,11 @@ func Run(t *testing.T, newWorld func(t *testing.T) world.World) {
 	for _, s := range releaseScenarios {
 		t.Run(s.name, func(t *testing.T) { s.run(t, newEnv(t, withSlowRelease(newWorld(t)))) })
 	}
+	for _, s := range continueScenarios {
+		t.Run(s.name, func(t *testing.T) {
+			s.run(t, newEnvWith(t, newWorld(t), workflow.WorkerOptions{MaxEvents: chainMaxEvents}))
+		})
+	}
 	for _, s := range stuckScenarios {
 		t.Run(s.name, func(t *testing.T) { s.run(t, newStuckEnv(t, newWorld(t))) })
 	}
@@ -76,6 +81,13 @@ type env struct {
 	world  world.World
 	client *workflow.Client
 	log    *slog.Logger // to the test, for the scenario's own workers
+	warns  *ceilingLog  // counts the workers' warnings of a nearly full log
+}
+
+func (e *env) ceilingWarnings() int {
+	e.warns.mu.Lock()
+	defer e.warns.mu.Unlock()
+	return e.warns.lines
 }
 
 // scenarioBound is how long a scenario may take before it fails as hung.
@@ -90,7 +102,10 @@ const scenarioBound = 30 * time.Second
 // context bounds it, so a World that never answers fails the scenario
 // instead of hanging it. The worker logs to the test until the scenario
 // ends; what it says while it stops (work cut short) is dropped.
-func newEnv(t *testing.T, w world.World) *env {
+func newEnv(t *testing.T, w world.World) *env { return newEnvWith(t, w, workflow.WorkerOptions{}) }
+
+// newEnvWith is newEnv with the worker's options (its Logger is set here).
+func newEnvWith(t *testing.T, w world.World, opts workflow.WorkerOptions) *env {
 	ctx, cancel := context.WithTimeout(t.Context(), scenarioBound)
 	log := &testLog{t: t}
 	done := make(chan struct{})
@@ -99,12 +114,14 @@ func newEnv(t *testing.T, w world.World) *env {
 		cancel()
 		<-done
 	})
-	logger := slog.New(slog.NewTextHandler(log, nil))
+	warns := &ceilingLog{}
+	logger := slog.New(slog.NewMultiHandler(slog.NewTextHandler(log, nil), slog.NewTextHandler(warns, nil)))
+	opts.Logger = logger
 	go func() {
 		defer close(done)
-		_ = workflow.NewWorker(w, workflow.WorkerOptions{Logger: logger}).Run(ctx)
+		_ = workflow.NewWorker(w, opts).Run(ctx)
 	}()
-	return &env{ctx: ctx, world: w, client: workflow.NewClient(w), log: logger}
+	return &env{ctx: ctx, world: w, client: workflow.NewClient(w), log: logger, warns: warns}
 }
 
 // testLog writes to the test's log until stopped.
