@@ -16,10 +16,11 @@ import "github.com/lambdaworkflow/workflow/internal/engine"
 // successor's ID is recorded in the run's end before the successor is
 // created, under an ID derived from the run's, so a crash in between
 // creates the same successor on redelivery. The run's status is
-// [StatusContinued]; [Run.Result] and [Run.Status] on its handle follow the
-// chain to its latest run, as do [RunHandle] and a parent's [ChildRun]
-// (the successor reports to the parent). The successor keeps the run's
-// attributes and pins to the deployment that first executes it.
+// [StatusContinued]; [Run.Result], [Run.Status] and [Run.Cancel] on its
+// handle follow the chain to its latest run, as do [RunHandle] and a
+// parent's [ChildRun] (the successor reports to the parent). The successor
+// keeps the run's attributes and pins to the deployment that first
+// executes it.
 //
 // Hooks are not handed over: the run releases its tokens as any ending run
 // does, and the successor creates them again (the same [WithToken] token

@@ -112,8 +112,13 @@ func decodeResult[O any](run world.Run) (O, error) {
 
 // Cancel ends the run with a reason. Steps running for it have their
 // contexts cancelled; its hooks are released. Cancelling a run that has
-// already ended is an error matching [ErrRunFinished].
+// already ended is an error matching [ErrRunFinished]. On a run that
+// continued as new it cancels the latest run of the chain.
 func (r *Run[O]) Cancel(ctx context.Context, reason string) error {
-	encoded := encodeError(&RunCancelledError{RunID: r.ID, Reason: reason})
-	return worldError(engine.Cancel(ctx, r.c.world, r.ID, reason, encoded, r.c.now()))
+	latest, err := engine.Latest(ctx, r.c.world, r.ID)
+	if err != nil {
+		return worldError(err)
+	}
+	encoded := encodeError(&RunCancelledError{RunID: latest.ID, Reason: reason})
+	return worldError(engine.Cancel(ctx, r.c.world, latest.ID, reason, encoded, r.c.now()))
 }

@@ -2,6 +2,7 @@ package workflowtest_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -35,5 +36,17 @@ func TestContinueAsNewOnTheFakeClock(t *testing.T) {
 	}
 	if tl := run.Timeline(); len(env.Events(run.ID)) > 6 {
 		t.Fatalf("the first run's log holds more than its own day:\n%s", tl)
+	}
+}
+
+func TestCancelOnTheFirstHandleCancelsTheLatestRun(t *testing.T) {
+	env := workflowtest.New(t)
+	run := workflowtest.Start(env, daily, 0)
+	env.Advance(36 * time.Hour) // the first run continued; the second sleeps
+	if err := run.Cancel(context.Background(), "enough"); err != nil {
+		t.Fatalf("Cancel on the first run's handle: %v", err)
+	}
+	if _, err := run.Result(); !errors.Is(err, workflow.ErrRunCancelled) {
+		t.Fatalf("Result after Cancel: %v, want the chain's run cancelled", err)
 	}
 }

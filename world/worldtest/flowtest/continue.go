@@ -22,6 +22,7 @@ import (
 var continueScenarios = []scenario{
 	{"ContinueAsNewChain", continueAsNewChain},
 	{"ContinueAsNewSurvivesACrash", continueAsNewSurvivesACrash},
+	{"ContinueAsNewChildReportsAtTheEnd", continueAsNewChildReportsAtTheEnd},
 }
 
 // chainMaxEvents is the event limit of the chain scenarios' worker: the
@@ -137,6 +138,18 @@ func continueAsNewSurvivesACrash(t *testing.T, e *env) {
 	}
 	if len(page.Runs) != 4 || continued != 3 || completed != 1 {
 		t.Fatalf("the chain has %d runs (%d continued, %d completed), want 4: one successor per run", len(page.Runs), continued, completed)
+	}
+}
+
+// chainParent awaits a chain started as its child and says what it got.
+var chainParent = workflow.Define("flowtest.chainParent", func(ctx workflow.Context, _ struct{}) (int, error) {
+	return chain.StartChild(ctx, chainLeg{Steps: 1}).Get(ctx)
+})
+
+func continueAsNewChildReportsAtTheEnd(t *testing.T, e *env) {
+	run := start(t, e, chainParent, struct{}{})
+	if got := result(t, e, run); got != 4 {
+		t.Fatalf("the parent got %d from its child, want 4: the chain's last result, not the first run's end", got)
 	}
 }
 
