@@ -39,7 +39,10 @@ func Run(t *testing.T, newWorld func(t *testing.T) world.World) {
 	}
 	for _, s := range continueScenarios {
 		t.Run(s.name, func(t *testing.T) {
-			s.run(t, newEnvWith(t, newWorld(t), workflow.WorkerOptions{MaxEvents: chainMaxEvents}))
+			warns := &ceilingLog{}
+			e := newEnvWith(t, newWorld(t), workflow.WorkerOptions{MaxEvents: chainMaxEvents}, slog.NewTextHandler(warns, nil))
+			e.warns = warns
+			s.run(t, e)
 		})
 	}
 	for _, s := range stuckScenarios {
@@ -81,7 +84,7 @@ type env struct {
 	world  world.World
 	client *workflow.Client
 	log    *slog.Logger // to the test, for the scenario's own workers
-	warns  *ceilingLog  // counts the workers' warnings of a nearly full log
+	warns  *ceilingLog  // if set, counts the workers' warnings of a nearly full log
 }
 
 func (e *env) ceilingWarnings() int {
@@ -102,10 +105,11 @@ const scenarioBound = 30 * time.Second
 // context bounds it, so a World that never answers fails the scenario
 // instead of hanging it. The worker logs to the test until the scenario
 // ends; what it says while it stops (work cut short) is dropped.
-func newEnv(t *testing.T, w world.World) *env { return newEnvWith(t, w, workflow.WorkerOptions{}) }
+func newEnv(t *testing.T, w world.World) *env { return newEnvWith(t, w, workflow.WorkerOptions{}, nil) }
 
-// newEnvWith is newEnv with the worker's options (its Logger is set here).
-func newEnvWith(t *testing.T, w world.World, opts workflow.WorkerOptions) *env {
+// newEnvWith is newEnv with the worker's options; its Logger, set here,
+// writes to also too if given.
+func newEnvWith(t *testing.T, w world.World, opts workflow.WorkerOptions, also slog.Handler) *env {
 	ctx, cancel := context.WithTimeout(t.Context(), scenarioBound)
 	log := &testLog{t: t}
 	done := make(chan struct{})
@@ -114,14 +118,17 @@ func newEnvWith(t *testing.T, w world.World, opts workflow.WorkerOptions) *env {
 		cancel()
 		<-done
 	})
-	warns := &ceilingLog{}
-	logger := slog.New(slog.NewMultiHandler(slog.NewTextHandler(log, nil), slog.NewTextHandler(warns, nil)))
+	var handler slog.Handler = slog.NewTextHandler(log, nil)
+	if also != nil {
+		handler = slog.NewMultiHandler(handler, also)
+	}
+	logger := slog.New(handler)
 	opts.Logger = logger
 	go func() {
 		defer close(done)
 		_ = workflow.NewWorker(w, opts).Run(ctx)
 	}()
-	return &env{ctx: ctx, world: w, client: workflow.NewClient(w), log: logger, warns: warns}
+	return &env{ctx: ctx, world: w, client: workflow.NewClient(w), log: logger}
 }
 
 // testLog writes to the test's log until stopped.
