@@ -241,8 +241,11 @@ func AppendAndWake(ctx context.Context, w world.World, runID string, ev world.Ev
 	return enqueue(ctx, w, world.Message{RunID: runID})
 }
 
-// appendRounds bounds how many lost slots one outside append follows;
-// each means another writer appended first.
+// appendRounds bounds how many lost slots one outside append follows
+// when the run has no event limit; each means another writer appended
+// first. With a limit the log's end bounds it: every lost slot moves the
+// append one slot on, so a crowd of resumers (each a writer, each waking
+// the run to write more) is followed to the end, not given up on.
 const appendRounds = 100
 
 // appendAtEnd appends one event at the end of a run's log, following the
@@ -265,9 +268,12 @@ func appendAtEnd(ctx context.Context, w world.World, runID string, ev world.Even
 // those events before each retry. With a limit it refuses to write past
 // slot limit (the run's MaxEvents).
 func appendFrom(ctx context.Context, w world.World, runID string, from int64, ev world.Event, update *world.RunUpdate, limit int, seen func(missed []world.Event) error) (int64, error) {
-	for range appendRounds {
+	for round := 0; ; round++ {
 		if limit > 0 && from > int64(limit) {
 			return 0, fmt.Errorf("append to run %s: its log holds %d events, its limit: %w", runID, from-1, ErrMaxEvents)
+		}
+		if limit <= 0 && round == appendRounds {
+			return 0, fmt.Errorf("append to run %s: other writers took the end of the log %d times in a row", runID, appendRounds)
 		}
 		missed, err := w.AppendEvents(ctx, runID, from, []world.Event{ev}, update)
 		if !errors.Is(err, world.ErrSlotTaken) {
@@ -283,7 +289,6 @@ func appendFrom(ctx context.Context, w world.World, runID string, from int64, ev
 		}
 		from = missed[len(missed)-1].Slot + 1
 	}
-	return 0, fmt.Errorf("append to run %s: other writers took the end of the log %d times in a row", runID, appendRounds)
 }
 
 // checkMissed checks what a World returned for a lost slot: the events
