@@ -61,6 +61,16 @@ func TestSpanTreeOfARunWithARetryASleepAndAHookResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Resumed only once the run has suspended on its hook (after the
+	// retry's and the sleep's suspensions: every wait suspends): a resume
+	// that lands while the invocation that made the hook still holds the
+	// run is applied by that invocation, and wakes none.
+	for suspended(spans.Ended()[spansBefore:]) < 3 {
+		if ctx.Err() != nil {
+			t.Fatal("the run never suspended on its hook")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	for {
 		err := workflow.ResumeHook(ctx, c, "oteltest-run-traced", "approved")
 		if err == nil {
@@ -181,6 +191,17 @@ func only(t *testing.T, byName map[string][]sdktrace.ReadOnlySpan, name string) 
 		t.Fatalf("%d spans %q, want 1", len(byName[name]), name)
 	}
 	return byName[name][0]
+}
+
+// suspended counts the ended invocation spans of runs that suspended.
+func suspended(spans []sdktrace.ReadOnlySpan) int {
+	n := 0
+	for _, s := range spans {
+		if s.Name() == "workflow.invocation oteltest.order" && attr(s, "workflow.outcome") == "suspended" {
+			n++
+		}
+	}
+	return n
 }
 
 func attr(s sdktrace.ReadOnlySpan, key string) string {
