@@ -115,10 +115,5 @@ func decodeResult[O any](run world.Run) (O, error) {
 // already ended is an error matching [ErrRunFinished]. On a run that
 // continued as new it cancels the latest run of the chain.
 func (r *Run[O]) Cancel(ctx context.Context, reason string) error {
-	latest, err := engine.Latest(ctx, r.c.world, r.ID)
-	if err != nil {
-		return worldError(err)
-	}
-	encoded := encodeError(&RunCancelledError{RunID: latest.ID, Reason: reason})
-	return worldError(engine.Cancel(ctx, r.c.world, latest.ID, reason, encoded, r.c.now()))
+	return worldError(engine.Cancel(ctx, r.c.world, r.ID, reason, cancelledError(reason), r.c.now()))
 }

@@ -45,10 +45,17 @@ var (
 	})
 	cancelRunStep = DefineStep("workflow.cancelRun", func(ctx context.Context, c cancelRequest) (struct{}, error) {
 		info, _ := engine.StepInfoFrom(ctx)
-		encoded := encodeError(&RunCancelledError{RunID: c.RunID, Reason: c.Reason})
-		return struct{}{}, worldError(engine.Cancel(ctx, info.World, c.RunID, c.Reason, encoded, info.Now()))
+		return struct{}{}, worldError(engine.Cancel(ctx, info.World, c.RunID, c.Reason, cancelledError(c.Reason), info.Now()))
 	}, WithMaxRetries(0))
 )
+
+// cancelledError encodes the error a run cancelled for reason ends with,
+// for the run of the chain the cancellation reaches.
+func cancelledError(reason string) func(runID string) json.RawMessage {
+	return func(runID string) json.RawMessage {
+		return encodeError(&RunCancelledError{RunID: runID, Reason: reason})
+	}
+}
 
 type cancelRequest struct {
 	RunID  string `json:"runId"`

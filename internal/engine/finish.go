@@ -309,26 +309,27 @@ func checkMissed(runID string, from int64, missed []world.Event) error {
 
 // Cancel ends a run with a reason. The run's invocation, if one is live,
 // sees the event, stops its steps (their contexts are cancelled) and exits.
-// encoded is the run's error as the error codec writes it.
+// On a run that continued as new it cancels the latest run of the chain;
+// encode returns that run's error as the error codec writes it.
 //
 // Like the run's own end, a cancellation releases the run's hook tokens
 // before it is written, so that they are free once the run is seen ended:
 // those the log records, and any whose creation lands before the
 // cancellation (the append then loses its slot and learns of them).
-func Cancel(ctx context.Context, w world.World, runID, reason string, encoded json.RawMessage, now time.Time) error {
-	run, err := w.GetRun(ctx, runID)
+func Cancel(ctx context.Context, w world.World, runID, reason string, encode func(runID string) json.RawMessage, now time.Time) error {
+	run, err := Latest(ctx, w, runID) // one read where the run did not continue as new
 	if err != nil {
 		return err
 	}
 	if run.Status.Terminal() {
-		return fmt.Errorf("cancel run %s: %w", runID, world.ErrRunFinished)
+		return fmt.Errorf("cancel run %s: %w", run.ID, world.ErrRunFinished)
 	}
-	events, err := w.Events(ctx, runID, 0)
+	events, err := w.Events(ctx, run.ID, 0)
 	if err != nil {
 		return err
 	}
 	ev := world.Event{Type: world.RunCancelled, Payload: mustJSON(runFinishedPayload{Reason: reason}), CreatedAt: now}
-	return endFromOutside(ctx, w, runID, events, ev, &world.RunUpdate{Status: world.StatusCancelled, Error: encoded})
+	return endFromOutside(ctx, w, run.ID, events, ev, &world.RunUpdate{Status: world.StatusCancelled, Error: encode(run.ID)})
 }
 
 // endFromOutside appends a run's end (ev, with update) after its log
