@@ -25,6 +25,10 @@ type Part struct {
 	Usage         *Usage         `json:"usage,omitempty"`
 	FinishReason  FinishReason   `json:"finishReason,omitempty"`
 	Error         string         `json:"error,omitempty"`
+	// MessageID and From identify a message a chat session took in
+	// (PartMessage, with its words in Text).
+	MessageID string `json:"messageId,omitempty"`
+	From      string `json:"from,omitempty"`
 }
 
 // PartType says what a Part carries.
@@ -48,4 +52,7 @@ const (
 	PartFinishStep PartType = "finish-step"
 	// PartFinish closes a Run of the agent.
 	PartFinish PartType = "finish"
+	// PartMessage is a message a multi-turn chat session (package
+	// agent/chat) took in, written before the model turn that answers it.
+	PartMessage PartType = "message"
 )

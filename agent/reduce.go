@@ -8,7 +8,9 @@ import "strings"
 func Text(parts []Part) string {
 	var b strings.Builder
 	for _, p := range Settle(parts) {
-		b.WriteString(p.Text)
+		if p.Type == PartTextDelta {
+			b.WriteString(p.Text)
+		}
 	}
 	return b.String()
 }
