@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"strings"
+	"time"
 
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/agent"
@@ -94,15 +96,48 @@ func (s *Session) Start(ctx context.Context, c *workflow.Client, t Turn, opts ..
 	return workflow.Start(ctx, c, s.wf, t, opts...)
 }
 
+// ErrSessionEnded is the error of a message sent to a session whose run
+// has ended. It also matches workflow.ErrHookNotFound.
+var ErrSessionEnded = errors.New("chat: the session has ended")
+
+// listenWait bounds how long Send waits for a session that has just
+// started to create its hook.
+const listenWait = 10 * time.Second
+
 // Send delivers m to session sessionID, where it waits for the next turn.
-// It fails with workflow.ErrHookNotFound if the session is unknown or has
-// ended (or has not yet begun to listen, just after Start), and with
+// A session that has just started takes a moment to listen: Send waits
+// for it, up to 10 s. It fails with workflow.ErrHookNotFound for an
+// unknown session, [ErrSessionEnded] for one that has ended, and
 // workflow.ErrInvalidPayload for an empty message.
 func (s *Session) Send(ctx context.Context, c *workflow.Client, sessionID string, m Message) error {
 	if m.ID == "" {
 		m.ID = "msg_" + rand.Text()
 	}
-	return inbox.Resume(ctx, c, SessionToken(sessionID), m)
+	deadline := time.Now().Add(listenWait)
+	for pause := 10 * time.Millisecond; ; pause = min(2*pause, time.Second) {
+		err := inbox.Resume(ctx, c, SessionToken(sessionID), m)
+		if !errors.Is(err, workflow.ErrHookNotFound) {
+			return err
+		}
+		run, rerr := workflow.GetRun[*agent.Result](ctx, c, sessionID)
+		if rerr != nil {
+			return err // no such run: the hook's error says it
+		}
+		st, serr := run.Status(ctx)
+		switch {
+		case serr != nil:
+			return serr
+		case st.Terminal():
+			return fmt.Errorf("%w (%s): %w", ErrSessionEnded, st, err)
+		case time.Now().After(deadline):
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pause):
+		}
+	}
 }
 
 // run is the session: a turn for what it has, then the messages that

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/agent"
@@ -103,37 +102,20 @@ func (h *sessionHandler) message(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// listenWait bounds how long a message waits for a session that has just
-// started to create its hook.
-const listenWait = 10 * time.Second
-
-// send delivers m, waiting for a session that is starting to listen, and
-// says in HTTP terms why it could not.
+// send delivers m and says in HTTP terms why it could not.
 func (h *sessionHandler) send(ctx context.Context, run *workflow.Run[*agent.Result], m Message) error {
-	deadline := time.Now().Add(listenWait)
-	for pause := 10 * time.Millisecond; ; pause = min(2*pause, time.Second) {
-		err := h.s.Send(ctx, h.c, run.ID, m)
-		switch {
-		case errors.Is(err, workflow.ErrInvalidPayload):
-			return badRequest("%v", err)
-		case errors.Is(err, workflow.ErrMaxEventsExceeded):
-			return &httpError{http.StatusTooManyRequests, err.Error()}
-		case !errors.Is(err, workflow.ErrHookNotFound):
-			return err
-		}
-		st, serr := run.Status(ctx)
-		switch {
-		case serr != nil:
-			return serr
-		case st.Terminal():
-			return &httpError{http.StatusConflict, "session " + run.ID + " has ended (" + string(st) + ")"}
-		case time.Now().After(deadline):
-			return &httpError{http.StatusServiceUnavailable, "session " + run.ID + " is not taking messages yet; try again"}
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(pause):
-		}
+	err := h.s.Send(ctx, h.c, run.ID, m)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, workflow.ErrInvalidPayload):
+		return badRequest("%v", err)
+	case errors.Is(err, workflow.ErrMaxEventsExceeded):
+		return &httpError{http.StatusTooManyRequests, err.Error()}
+	case errors.Is(err, ErrSessionEnded):
+		return &httpError{http.StatusConflict, err.Error()}
+	case errors.Is(err, workflow.ErrHookNotFound):
+		return &httpError{http.StatusServiceUnavailable, "session " + run.ID + " is not taking messages yet; try again"}
 	}
+	return err
 }
