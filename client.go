@@ -52,6 +52,7 @@ type startConfig struct {
 	runID      string
 	key        string
 	attributes map[string]string
+	limitKey   *string // WithLimitKey (limits.go)
 }
 
 // WithRunID gives the run a caller-chosen ID. Starting again with the same
@@ -88,8 +89,12 @@ func Start[I, O any](ctx context.Context, c *Client, wf *Workflow[I, O], input I
 	if err != nil {
 		return nil, err
 	}
+	limit, err := startLimit(wf.def, cfg)
+	if err != nil {
+		return nil, err
+	}
 	id := runIDFor(wf.name, cfg)
-	err = engine.StartRun(ctx, c.world, engine.NewRun{ID: id, Workflow: wf.name, Input: raw, Attributes: cfg.attributes}, c.now())
+	err = engine.StartRun(ctx, c.world, engine.NewRun{ID: id, Workflow: wf.name, Input: raw, Attributes: cfg.attributes, Limit: limit}, c.now())
 	if errors.Is(err, world.ErrRunExists) {
 		existing, gerr := c.world.GetRun(ctx, id)
 		if gerr != nil {

@@ -16,7 +16,10 @@ type Status string
 // A Continued run ended with [ContinueAsNew]; its handle's Result and
 // Status follow it to its successor.
 const (
-	StatusPending   Status = "pending"
+	StatusPending Status = "pending"
+	// StatusQueued: the run waits for a slot of its workflow's
+	// [WithConcurrency] limit, in its limit key's queue.
+	StatusQueued    Status = "queued"
 	StatusRunning   Status = "running"
 	StatusCompleted Status = "completed"
 	StatusFailed    Status = "failed"

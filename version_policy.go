@@ -1,5 +1,7 @@
 package workflow
 
+import "github.com/lambdaworkflow/workflow/internal/engine"
+
 // VersionPolicy says which deployment drives a workflow's runs once a new
 // deployment replaces the one that started them.
 type VersionPolicy int
@@ -23,6 +25,7 @@ type DefineOption func(*defineOptions)
 
 type defineOptions struct {
 	policy VersionPolicy
+	limit  *engine.Limits // WithConcurrency, WithRateLimit (limits.go)
 }
 
 // WithVersionPolicy sets the workflow's [VersionPolicy] (default Pinned).

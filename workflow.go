@@ -45,7 +45,7 @@ func Define[I, O any](name string, fn func(ctx Context, input I) (O, error), opt
 			return nil, Fatal(fmt.Errorf("workflow %q: encoding result: %w", name, err))
 		}
 		return encoded, nil
-	}, Latest: o.policy == Latest}
+	}, Latest: o.policy == Latest, Limits: o.limit}
 	engine.Global.AddWorkflow(def)
 	return &Workflow[I, O]{name: name, def: def}
 }

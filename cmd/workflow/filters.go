@@ -74,7 +74,7 @@ func (f *runFilters) runs(ctx context.Context, w world.Store) iter.Seq2[world.Ru
 
 type statusFlag world.RunStatus
 
-var statuses = []world.RunStatus{world.StatusPending, world.StatusRunning, world.StatusCompleted, world.StatusFailed, world.StatusCancelled}
+var statuses = []world.RunStatus{world.StatusQueued, world.StatusPending, world.StatusRunning, world.StatusCompleted, world.StatusFailed, world.StatusCancelled}
 
 func statusNames() []string {
 	var names []string

@@ -72,8 +72,8 @@ func (inv *invocation) bufferContinued(can *ContinueAsNew) {
 //
 // The successor keeps the run's workflow and attributes, but not its
 // deployment pin: it pins on its own first execution. A child's successor
-// takes over the report to the parent.
-func (inv *invocation) startSuccessor(run world.Run, events []world.Event, parent *parentRef) error {
+// takes over the report to the parent, and the slot of the run's limit.
+func (inv *invocation) startSuccessor(run world.Run, events []world.Event, held holdings) error {
 	next := runContinuedPayload{Successor: SuccessorID(run.ID)}
 	if can := inv.continuation(); events == nil && can != nil {
 		next.Input = can.Input
@@ -90,7 +90,8 @@ func (inv *invocation) startSuccessor(run world.Run, events []world.Event, paren
 			attrs[k] = v
 		}
 	}
-	err := StartRun(inv.ctx, inv.e.World, NewRun{ID: next.Successor, Workflow: run.Workflow, Input: next.Input, Attributes: attrs, Parent: parent}, inv.e.now())
+	err := StartRun(inv.ctx, inv.e.World, NewRun{ID: next.Successor, Workflow: run.Workflow, Input: next.Input, Attributes: attrs,
+		Parent: held.parent, Limit: inv.e.successorLimit(run, held.limit)}, inv.e.now())
 	if errors.Is(err, world.ErrRunExists) {
 		return nil
 	}

@@ -131,6 +131,9 @@ func (e *Engine) Process(ctx context.Context, runID string) error {
 	if err != nil {
 		return err
 	}
+	if run.Status == world.StatusQueued {
+		return nil // waiting for a slot: the release that frees one queues it
+	}
 	if !run.Status.Terminal() && run.Inbox == 0 && e.idle.unchanged(runID, run.LastSlot) {
 		return nil // nothing new since this process suspended the run
 	}

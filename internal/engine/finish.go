@@ -81,8 +81,11 @@ func (inv *invocation) afterFinish(events []world.Event) error {
 			return err
 		}
 	}
+	if err := releaseSlot(inv.ctx, inv.e.World, run, held.limit); err != nil {
+		return err
+	}
 	if run.Status == world.StatusContinued {
-		return inv.startSuccessor(run, events, held.parent)
+		return inv.startSuccessor(run, events, held)
 	}
 	if held.parent == nil {
 		return nil
@@ -102,13 +105,14 @@ type holdings struct {
 	hooks  []*hookState // hooks it still owns
 	owed   []string     // resume IDs of the messages it owed a reply
 	parent *parentRef
+	limit  *limitRef // the limit whose slot it holds, if any
 }
 
 // holdings lists what the run holds, from its log if given, else from the
 // live invocation.
 func (inv *invocation) holdings(events []world.Event) (holdings, error) {
 	if events == nil {
-		held := holdings{parent: inv.created.Parent, hooks: inv.ownHooks()}
+		held := holdings{parent: inv.created.Parent, limit: inv.created.Limit, hooks: inv.ownHooks()}
 		for _, op := range inv.ops {
 			if op.Kind == OpHook {
 				held.owed = append(held.owed, op.hook.owed...)
@@ -143,7 +147,7 @@ func holdingsOf(events []world.Event) (holdings, error) {
 			if err != nil {
 				return held, err
 			}
-			held.parent = p.Parent
+			held.parent, held.limit = p.Parent, p.Limit
 		case world.HookCreated:
 			p, err := decodePayload[hookCreatedPayload](ev)
 			if err != nil {
@@ -203,6 +207,8 @@ type NewRun struct {
 	Input      json.RawMessage
 	Attributes map[string]string
 	Parent     *parentRef
+	// Limit, if set, is the limit the run starts under (world.Limiter).
+	Limit *world.Limit
 }
 
 // StartRun creates a run and queues it. If the run exists already it is
@@ -211,12 +217,19 @@ type NewRun struct {
 func StartRun(ctx context.Context, w world.World, nr NewRun, now time.Time) (err error) {
 	ctx, span := startRunSpan(ctx, nr)
 	defer func() { EndSpan(span, err) }()
-	first := world.Event{Type: world.RunCreated, CreatedAt: now, Payload: mustJSON(runCreatedPayload{
+	created := runCreatedPayload{
 		Workflow: nr.Workflow, Input: nr.Input, Attributes: nr.Attributes, Parent: nr.Parent, Trace: traceParent(ctx),
-	})}
+	}
+	if nr.Limit != nil {
+		created.Limit = &limitRef{Key: nr.Limit.Key}
+	}
+	first := world.Event{Type: world.RunCreated, CreatedAt: now, Payload: mustJSON(created)}
 	run := world.Run{ID: nr.ID, Workflow: nr.Workflow, Status: world.StatusPending, Input: nr.Input,
 		Attributes: nr.Attributes, CreatedAt: now, UpdatedAt: now}
 	msg := world.Message{RunID: nr.ID, DedupKey: nr.ID + "/start", Trace: traceParent(ctx)}
+	if nr.Limit != nil {
+		return startLimited(ctx, w, run, []world.Event{first}, msg, *nr.Limit)
+	}
 	if starter, ok := w.(world.RunStarter); ok {
 		_, err := starter.StartRun(ctx, run, []world.Event{first}, msg) // one commit
 		return err

@@ -19,6 +19,9 @@ type runCreatedPayload struct {
 	// Trace is the W3C traceparent of the span that started the run, if
 	// traced: every invocation of the run is a span under it.
 	Trace string `json:"trace,omitempty"`
+	// Limit is set on runs of a workflow with limits: the partition whose
+	// slot the run holds until it ends.
+	Limit *limitRef `json:"limit,omitempty"`
 }
 
 type parentRef struct {

@@ -34,6 +34,9 @@ type WorkflowDef struct {
 	// Latest lets any deployment drive the workflow's runs instead of the
 	// one that started them (the Latest version policy).
 	Latest bool
+	// Limits bound how many runs of the workflow run at once and how
+	// often they start, per limit key (nil: unbounded).
+	Limits *Limits
 }
 
 // Registry maps the workflow names found in event logs to code. Steps

@@ -12,7 +12,7 @@ import (
 )
 
 // TestUpgradeToLeases opens a database of schema version 1, from before
-// run leases (and retention, and due times): the World adds the lease
+// run leases (and retention, due times and limits): the World adds the lease
 // columns and keeps the runs.
 func TestUpgradeToLeases(t *testing.T) {
 	ctx := t.Context()
@@ -29,6 +29,7 @@ func TestUpgradeToLeases(t *testing.T) {
 		ALTER TABLE runs DROP COLUMN lease_world;
 		DROP INDEX runs_finished; DROP INDEX streams_closed; ALTER TABLE streams DROP COLUMN closed_at;
 		DROP INDEX runs_due; ALTER TABLE runs DROP COLUMN due_at; ALTER TABLE runs DROP COLUMN requeued_slot;
+		DROP TABLE limit_slots; DROP TABLE limit_queue; DROP TABLE limit_rates;
 		PRAGMA user_version = 1`)
 	check(t, "downgrade to version 1", err)
 	check(t, "close", db.Close())

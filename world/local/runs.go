@@ -26,16 +26,23 @@ func (w *World) StartRun(_ context.Context, run world.Run, first []world.Event, 
 	return w.createRun(run, first, &msg)
 }
 
+// place decides, in the transaction that stores a new run, whether its
+// message is queued now: it returns the message to queue (nil: none) and
+// the run's status. StartLimited places the run under its limit
+// (limits.go); without a place the message is queued as it is.
+type place func(s *writeStmts, run world.Run, msg *world.Message) (*world.Message, world.RunStatus, error)
+
 // createRun stores a run with its first events and, if msg is set and the
 // run is new or unfinished, queues msg, in one transaction, acknowledged
 // (WithFullSync): the caller hands the run's ID on.
 func (w *World) createRun(run world.Run, first []world.Event, msg *world.Message) (world.Run, error) {
-	r, err := w.storeRun(run, first, msg)
+	r, err := w.storeRun(run, first, msg, nil)
 	return r, w.acknowledged(err)
 }
 
-// storeRun is createRun up to the acknowledgement.
-func (w *World) storeRun(run world.Run, first []world.Event, msg *world.Message) (world.Run, error) {
+// storeRun is createRun up to the acknowledgement; placed, if set, places
+// a new run's message.
+func (w *World) storeRun(run world.Run, first []world.Event, msg *world.Message, placed place) (world.Run, error) {
 	attrs, err := attrsArg(run.Attributes)
 	if err != nil {
 		return world.Run{}, fmt.Errorf("create run %s: %w", run.ID, err)
@@ -64,8 +71,13 @@ func (w *World) storeRun(run world.Run, first []world.Event, msg *world.Message)
 			if err := insertEvents(s, run.ID, 1, first); err != nil {
 				return err
 			}
+			if placed != nil {
+				if msg, run.Status, err = placed(s, run, msg); err != nil {
+					return err
+				}
+			}
 		}
-		if msg != nil && !existing.Status.Terminal() {
+		if msg != nil && !existing.Status.Terminal() && existing.Status != world.StatusQueued {
 			queued, err = w.enqueueIn(s, *msg)
 		}
 		return err

@@ -8,7 +8,7 @@ import (
 
 // schemaVersion is kept in PRAGMA user_version; a later version of this
 // package that changes the schema migrates from it.
-const schemaVersion = 4
+const schemaVersion = 5
 
 // Times are INTEGER Unix nanoseconds, NULL for the zero time; JSON fields
 // are BLOBs, NULL when empty.
@@ -88,6 +88,35 @@ CREATE TABLE stream_chunks (
 	data BLOB,
 	PRIMARY KEY (name, idx)
 ) WITHOUT ROWID;
+
+` + limitTables
+
+// limitTables hold flow control (limits.go): the runs holding a slot of
+// a partition (a workflow and a start's key), the runs waiting for one in
+// seq order, and each partition's rate window.
+const limitTables = `CREATE TABLE limit_slots (
+	workflow TEXT NOT NULL,
+	key      TEXT NOT NULL,
+	run_id   TEXT NOT NULL,
+	PRIMARY KEY (workflow, key, run_id)
+) WITHOUT ROWID;
+CREATE TABLE limit_queue (
+	seq        INTEGER PRIMARY KEY,
+	workflow   TEXT NOT NULL,
+	key        TEXT NOT NULL,
+	run_id     TEXT NOT NULL,
+	deliver_at INTEGER,            -- the first message, queued when a slot frees
+	dedup_key  TEXT,
+	trace      TEXT
+);
+CREATE INDEX limit_queue_order ON limit_queue(workflow, key, seq);
+CREATE TABLE limit_rates (
+	workflow TEXT NOT NULL,
+	key      TEXT NOT NULL,
+	win      INTEGER NOT NULL,     -- the latest window a start was placed in
+	count    INTEGER NOT NULL,     -- the starts it holds
+	PRIMARY KEY (workflow, key)
+) WITHOUT ROWID;
 `
 
 // upgrades[v] takes a database from schema version v+1 to v+2.
@@ -105,6 +134,8 @@ var upgrades = []string{
 	`ALTER TABLE runs ADD COLUMN due_at INTEGER;
 	ALTER TABLE runs ADD COLUMN requeued_slot INTEGER;
 	CREATE INDEX runs_due ON runs(due_at) WHERE due_at IS NOT NULL;`,
+	// 4 → 5: flow control.
+	limitTables,
 }
 
 // migrate creates the schema in a new database, upgrades one written by an

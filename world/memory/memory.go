@@ -37,6 +37,7 @@ type World struct {
 	queue   []*queued
 	streams map[string]*stream
 	seq     int
+	limits  map[partitionKey]*partition // see limits.go
 }
 
 type runState struct {

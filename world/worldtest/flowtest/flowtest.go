@@ -45,6 +45,9 @@ func Run(t *testing.T, newWorld func(t *testing.T) world.World) {
 			s.run(t, e)
 		})
 	}
+	for _, s := range limitScenarios {
+		t.Run(s.name, func(t *testing.T) { s.run(t, newEnv(t, newWorld(t))) })
+	}
 	for _, s := range stuckScenarios {
 		t.Run(s.name, func(t *testing.T) { s.run(t, newStuckEnv(t, newWorld(t))) })
 	}
