@@ -13,10 +13,13 @@ GOLANGCI_LINT_RUN = $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-
 # their dependencies never reach a user's module graph.
 MODULES = . bench bench/peers workflowcheck agent/openai agent/anthropic
 
-.PHONY: run test lint emulator bench
+.PHONY: run flight test lint emulator bench
 
 run: ## run the checkout example on the embedded World
 	$(GO) run ./examples/checkout
+
+flight: ## the flight-booking agent in a chat session over HTTP, on the embedded World (the day's price watch cut to 2 s)
+	$(GO) run ./examples/flight/cmd/flight -watch 2s
 
 test: ## vet and run every test; the AWS World's tests need MiniStack (make emulator)
 	for m in $(MODULES); do $(GO) -C $$m vet ./... || exit 1; done

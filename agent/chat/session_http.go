@@ -15,6 +15,7 @@ import (
 // Handler serves the multi-turn pattern under path (say "/sessions"):
 //
 //	POST {path}                  body Turn: starts a session; streams its first turn, if it has messages
+//	                             (201 with SessionInfo if not, or for Accept: application/json)
 //	POST {path}/{id}/messages    body Message: sends a message; streams the turn that answers it
 //	GET  {path}/{id}/stream      the session's stream, from a cursor, until the session ends
 //
@@ -25,7 +26,7 @@ import (
 // index after the last part it saw misses nothing, other senders'
 // messages included; it ends with the turn that answers it ("end" says
 // "running"). A message POSTed with Accept: application/json is answered
-// 202 without a stream. An [IdempotencyKeyHeader] makes a retried POST
+// 202 with SessionInfo, without a stream. An [IdempotencyKeyHeader] makes a retried POST
 // start one session or deliver one message.
 func (s *Session) Handler(c *workflow.Client, path string, opts ...HandlerOption) http.Handler {
 	h := &sessionHandler{s: s, server: newServer(c, s.wf.Name(), s.a, opts)}
@@ -48,7 +49,15 @@ type SessionInfo struct {
 }
 
 func (h *sessionHandler) start(w http.ResponseWriter, r *http.Request) {
-	ct, from, key, err := streamRequest(r)
+	ct, streamed, err := framing(r)
+	var from int64
+	var key string
+	if err == nil {
+		from, _, err = cursor(r)
+	}
+	if err == nil {
+		key, err = idempotencyKey(r)
+	}
 	var t Turn
 	if err == nil {
 		err = decodeBody(w, r, h.cfg.maxBody, &t)
@@ -60,7 +69,7 @@ func (h *sessionHandler) start(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case err != nil:
 		writeError(w, err)
-	case len(t.Messages) == 0:
+	case !streamed || len(t.Messages) == 0:
 		w.Header().Set(RunIDHeader, run.ID)
 		writeJSON(w, http.StatusCreated, SessionInfo{SessionID: run.ID})
 	default:
@@ -69,12 +78,12 @@ func (h *sessionHandler) start(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *sessionHandler) message(w http.ResponseWriter, r *http.Request) {
-	ct, streamed := negotiate(r.Header.Get("Accept"))
-	if !streamed && !strings.Contains(r.Header.Get("Accept"), "application/json") {
-		writeError(w, notAcceptable())
-		return
+	ct, streamed, err := framing(r)
+	var from int64
+	var given bool
+	if err == nil {
+		from, given, err = cursor(r)
 	}
-	from, given, err := cursor(r)
 	var key string
 	if err == nil {
 		key, err = idempotencyKey(r)
@@ -100,6 +109,19 @@ func (h *sessionHandler) message(w http.ResponseWriter, r *http.Request) {
 	default:
 		h.stream(w, r, run, ct, scope{from: from, message: m.ID, earlier: given, turn: true})
 	}
+}
+
+// framing is the stream a session's POST asks for: SSE or NDJSON, or
+// none (streamed false) for a client that accepts only JSON.
+func framing(r *http.Request) (contentType string, streamed bool, err error) {
+	accept := r.Header.Get("Accept")
+	if ct, ok := negotiate(accept); ok {
+		return ct, true, nil
+	}
+	if strings.Contains(accept, "application/json") {
+		return "", false, nil
+	}
+	return "", false, notAcceptable()
 }
 
 // send delivers m and says in HTTP terms why it could not.

@@ -8,6 +8,9 @@
 //	go run ./cmd/devserver -addr :9000 -data /tmp/wf
 //
 // The run viewer (package viewer) is on /runs/: every order's timeline.
+// The flight-booking agent (examples/flight, with its scripted model) is
+// on /flight/: chat sessions on /flight/sessions, approvals on
+// /flight/approvals (docs/AGENTS.md has the routes).
 //
 // docs/AWS.md shows the calls to make; they are the same as against the
 // deployed stack, with this server's address as the API and webhook base.
@@ -27,6 +30,7 @@ import (
 	"time"
 
 	"github.com/lambdaworkflow/workflow"
+	"github.com/lambdaworkflow/workflow/examples/flight"
 	"github.com/lambdaworkflow/workflow/examples/lambdaapp"
 	"github.com/lambdaworkflow/workflow/viewer"
 	"github.com/lambdaworkflow/workflow/webhook"
@@ -65,7 +69,9 @@ func run(addr, data, token string) error {
 	}
 	base := baseURL(ln.Addr().(*net.TCPAddr))
 
-	worker := workflow.NewWorker(w, workflow.WorkerOptions{Registry: lambdaapp.Workflows, WebhookBaseURL: base})
+	// No registry: the worker runs every workflow linked in, the example
+	// application's and the flight-booking session's.
+	worker := workflow.NewWorker(w, workflow.WorkerOptions{WebhookBaseURL: base})
 	done := make(chan error, 1)
 	go func() { done <- worker.Run(ctx) }()
 	srv := &http.Server{Handler: newMux(w, token), ReadHeaderTimeout: 10 * time.Second}
@@ -82,13 +88,14 @@ func run(addr, data, token string) error {
 	return <-done
 }
 
-// newMux serves the webhook route, the order API and, under /runs/, the
-// run viewer (read-only).
+// newMux serves the webhook route, the order API, the flight-booking
+// chat under /flight/ and, under /runs/, the run viewer (read-only).
 func newMux(w world.World, token string) *http.ServeMux {
 	c := workflow.NewClient(w)
 	mux := http.NewServeMux()
 	mux.Handle("/runs/", http.StripPrefix("/runs", viewer.New(w)))
 	mux.Handle(webhook.Pattern, webhook.NewHandler(c))
+	mux.Handle("/flight/", flight.Handler(c))
 	api := lambdaapp.API(c, token)
 	for _, route := range []string{"POST /orders", "GET /orders/{id}", "POST /orders/{id}/approval"} {
 		mux.Handle(route, apiGateway(route, api))

@@ -68,3 +68,41 @@ func TestDevServerServesAnOrder(t *testing.T) {
 		t.Fatalf("unknown route: %d", code)
 	}
 }
+
+// The flight-booking chat is on /flight/: a session starts, takes a
+// message, and the approvals route knows no call it is not waiting on.
+func TestDevServerServesTheFlightChat(t *testing.T) {
+	w, err := local.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	srv := httptest.NewServer(newMux(w, "tok"))
+	defer srv.Close()
+	post := func(path, body string) (int, string) {
+		req, _ := http.NewRequestWithContext(t.Context(), "POST", srv.URL+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	code, body := post("/flight/sessions", `{"messages":[]}`)
+	var started struct{ SessionID string }
+	if err := json.Unmarshal([]byte(body), &started); code != http.StatusCreated || err != nil || started.SessionID == "" {
+		t.Fatalf("POST /flight/sessions: %d %s", code, body)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go workflow.NewWorker(w, workflow.WorkerOptions{}).Run(ctx)
+	if code, body := post("/flight/sessions/"+started.SessionID+"/messages", `{"text":"a flight to JFK, please"}`); code != http.StatusAccepted {
+		t.Fatalf("POST a message: %d %s", code, body)
+	}
+	if code, body := post("/flight/approvals/call-nope", `{"approved":true}`); code != http.StatusNotFound {
+		t.Fatalf("an approval no call waits for: %d %s", code, body)
+	}
+}

@@ -1,0 +1,43 @@
+package chat
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/lambdaworkflow/workflow"
+	"github.com/lambdaworkflow/workflow/agent"
+)
+
+// ApprovalHandler serves the decisions on tool calls that need one
+// (agent.NeedsApproval) under path (say "/approvals"):
+//
+//	POST {path}/{toolCallId}    body agent.Approval: 202, or 404 if no call waits under that ID
+//
+// A UI finds the ID in the stream's tool-call part (needsApproval set).
+// The route decides for whoever knows the ID: put it behind the
+// application's authentication and check that the caller may decide.
+func ApprovalHandler(c *workflow.Client, path string, opts ...HandlerOption) http.Handler {
+	cfg := handlerConfig{maxBody: DefaultMaxBodyBytes}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST "+routePath(path)+"/{call}", func(w http.ResponseWriter, r *http.Request) {
+		var a agent.Approval
+		err := decodeBody(w, r, cfg.maxBody, &a)
+		if err == nil {
+			err = agent.Approve(r.Context(), c, r.PathValue("call"), a)
+		}
+		switch {
+		case errors.Is(err, workflow.ErrHookNotFound):
+			writeError(w, &httpError{http.StatusNotFound, "no tool call waits for a decision under " + r.PathValue("call")})
+		case errors.Is(err, workflow.ErrInvalidPayload):
+			writeError(w, badRequest("%v", err))
+		case err != nil:
+			writeError(w, err)
+		default:
+			writeJSON(w, http.StatusAccepted, map[string]string{"toolCallId": r.PathValue("call")})
+		}
+	})
+	return mux
+}
