@@ -52,6 +52,12 @@ type Subject struct {
 	// Peer marks another library, which this SDK's Worlds are compared
 	// with.
 	Peer bool
+	// FullLongRun keeps the long run's steps in quick mode on a World that
+	// counts its calls, where they are capped (Config.SlowLongSteps).
+	FullLongRun bool
+	// Targets are the goals checked on this subject (nil: Targets, the
+	// embedded World's).
+	Targets []Target
 	// Open returns a fresh engine with an empty store and a function that
 	// releases it and whatever it stored. It fails with a reason when the
 	// engine is unavailable here.

@@ -17,7 +17,7 @@ var MetricOrder = []string{
 	"long_stso_1_20", "long_stso_101_120", "long_stso_1001_1020", "long_overhead", "long_wall",
 	"fan_first", "fan_last", "fan_join", "fan_wall",
 	"ttr", "resume_call", "crowd_1", "crowd_100",
-	"ctt", "stream_delivery",
+	"ctt", "stream_delivery", "queue_hop",
 }
 
 var shortLabels = map[string]string{
@@ -39,6 +39,7 @@ var shortLabels = map[string]string{
 	"crowd_100":           "Responding hook, 100 callers",
 	"ctt":                 "CTT (chunk trip)",
 	"stream_delivery":     "Stream delivery",
+	"queue_hop":           "Queue hop",
 }
 
 // WriteJSON writes a result to dir/<world>.<mode>.json and returns the path.

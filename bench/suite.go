@@ -185,11 +185,14 @@ func Run(ctx context.Context, subj Subject, cfg Config, logf func(string, ...any
 	s := &suite{ctx: ctx, e: e, cfg: cfg, res: res, logf: logf}
 	if sdk, ok := e.(*sdkEngine); ok {
 		s.calls, _ = sdk.w.(callCounter)
+		if h, ok := sdk.w.(interface{ QueueHops() []time.Duration }); ok {
+			res.add("queue_hop", "Queue hop (a message to a waiting receiver)", "Enqueue called → Receive returned, before the worker starts", h.QueueHops())
+		}
 	}
 	if s.calls != nil && cfg.SlowLongRuns > 0 {
 		s.cfg.LongRuns = min(s.cfg.LongRuns, cfg.SlowLongRuns)
 	}
-	if s.calls != nil && cfg.SlowLongSteps > 0 && cfg.SlowLongSteps < s.cfg.LongSteps {
+	if s.calls != nil && !subj.FullLongRun && cfg.SlowLongSteps > 0 && cfg.SlowLongSteps < s.cfg.LongSteps {
 		s.cfg.LongSteps = cfg.SlowLongSteps
 		res.Notes = append(res.Notes, fmt.Sprintf("quick mode: the long run has %d steps on this World, not %d (steps 1,001-1,020 are measured in full mode)", cfg.SlowLongSteps, cfg.LongSteps))
 	}
@@ -220,7 +223,11 @@ func Run(ctx context.Context, subj Subject, cfg Config, logf func(string, ...any
 		res.Costs.Dollars = usEast1.price(res.Costs)
 	}
 	if !subj.Peer {
-		res.Targets = evaluate(res)
+		targets := subj.Targets
+		if targets == nil {
+			targets = Targets
+		}
+		res.Targets = evaluate(res, targets)
 	}
 	return res
 }

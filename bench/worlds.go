@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/lambdaworkflow/workflow/internal/emulator"
+	"github.com/lambdaworkflow/workflow/internal/faultproxy"
 	"github.com/lambdaworkflow/workflow/world"
 	awsworld "github.com/lambdaworkflow/workflow/world/aws"
 	"github.com/lambdaworkflow/workflow/world/local"
@@ -43,7 +44,14 @@ func Worlds() []Subject {
 		{Name: "local-fullsync", Description: "world/local with WithFullSync: SQLite, WAL, fsync before each acknowledgement (what it acknowledges survives power loss)", Open: openSDK(func(context.Context) (world.World, func(), error) {
 			return openLocal(true)
 		})},
-		{Name: "aws", Description: "world/aws: DynamoDB + SQS + S3 on the MiniStack emulator at " + emulator.Endpoint, Open: openSDK(openAWS)},
+		{Name: "aws", Description: "world/aws: DynamoDB + SQS + S3 on the MiniStack emulator at " + emulator.Endpoint, Open: openSDK(openAWS(false))},
+		{
+			Name:        "aws-inregion",
+			Description: "world/aws on MiniStack behind a proxy that holds each call for an in-region latency (internal/faultproxy InRegion: TransactWriteItems 10 ms, PutItem/UpdateItem 5 ms, Query 3 ms, GetItem 2 ms, SQS 6 ms at the median)",
+			Open:        openSDK(openAWS(true)),
+			FullLongRun: true,
+			Targets:     InRegionTargets,
+		},
 	}
 }
 
@@ -74,23 +82,46 @@ func ByName(subjects []Subject, name string) (Subject, bool) {
 	return Subject{}, false
 }
 
-// openAWS bootstraps a table, queue and bucket of its own on MiniStack and
-// returns an AWS World on them; the release deletes them.
-func openAWS(ctx context.Context) (world.World, func(), error) {
-	if err := emulator.Health(2 * time.Second); err != nil {
-		return nil, nil, err
+// openAWS returns an opener that bootstraps a table, queue and bucket of
+// its own on MiniStack and returns an AWS World on them, its calls held
+// for in-region latencies by a proxy if inRegion; the release deletes
+// them.
+func openAWS(inRegion bool) func(ctx context.Context) (world.World, func(), error) {
+	return func(ctx context.Context) (world.World, func(), error) {
+		if err := emulator.Health(2 * time.Second); err != nil {
+			return nil, nil, err
+		}
+		cfg := emulator.Config()
+		name := "wf-bench-" + strings.ToLower(rand.Text()[:12])
+		opts, err := awsworld.Bootstrap(ctx, cfg, awsworld.Names{Table: name, Queue: name, Bucket: name})
+		if err != nil {
+			return nil, nil, fmt.Errorf("bootstrap on MiniStack: %w", err)
+		}
+		via, stopProxy := cfg, func() {}
+		if inRegion {
+			p, err := faultproxy.Start(context.WithoutCancel(ctx), emulator.Endpoint)
+			if err != nil {
+				teardownAWS(cfg, opts)
+				return nil, nil, err
+			}
+			p.SetLatency(faultproxy.InRegion())
+			via, stopProxy = cfg.Copy(), func() { _ = p.Close() }
+			via.BaseEndpoint = aws.String(p.URL())
+		}
+		w, err := awsworld.New(via, opts)
+		if err != nil {
+			stopProxy()
+			teardownAWS(cfg, opts)
+			return nil, nil, err
+		}
+		release := func() { w.Close(); stopProxy(); teardownAWS(cfg, opts) }
+		hops, err := timeQueueHops(ctx, w, queueHops)
+		if err != nil {
+			release()
+			return nil, nil, fmt.Errorf("time the queue hop: %w", err)
+		}
+		return &hopTimed{World: w, hops: hops}, release, nil
 	}
-	cfg := emulator.Config()
-	name := "wf-bench-" + strings.ToLower(rand.Text()[:12])
-	opts, err := awsworld.Bootstrap(ctx, cfg, awsworld.Names{Table: name, Queue: name, Bucket: name})
-	if err != nil {
-		return nil, nil, fmt.Errorf("bootstrap on MiniStack: %w", err)
-	}
-	w, err := awsworld.New(cfg, opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	return w, func() { w.Close(); teardownAWS(cfg, opts) }, nil
 }
 
 func teardownAWS(cfg aws.Config, opts awsworld.Options) {

@@ -261,10 +261,13 @@ type Streams interface {
 
 // RunStarter is implemented by Worlds that can store a new run and queue
 // its first message in one atomic write, which saves a commit on every
-// start. StartRun is CreateRun followed by Enqueue(msg), except that the
-// message is queued only if the run is new or has not finished, and both
-// happen or neither does. An existing run is returned with an error
-// matching ErrRunExists, as from CreateRun.
+// start, or more cheaply than CreateRun and Enqueue(msg) would. StartRun
+// is CreateRun followed by Enqueue(msg), except that the message is
+// queued only if the run is new or has not finished, and both happen or
+// neither does; a World whose store and queue cannot commit together (the
+// AWS World) stores the run due now (Overdue), so that the stuck-run check
+// queues a message a crash kept back. An existing run is returned with an
+// error matching ErrRunExists, as from CreateRun.
 type RunStarter interface {
 	StartRun(ctx context.Context, run Run, first []Event, msg Message) (Run, error)
 }

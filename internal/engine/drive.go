@@ -16,9 +16,12 @@ import (
 const lazyFlush = 25 * time.Millisecond
 
 // maxAppend is the most events one append writes. Worlds bound an atomic
-// append (the AWS World fits 98 events in a DynamoDB transaction), and a
-// wide fan-out buffers two creation events per branch.
-const maxAppend = 64
+// append, and a wide fan-out buffers three events per branch (its
+// creation, start and result, when its step ends before the buffer's
+// lazy flush): the AWS World's DynamoDB transaction fits 98 events beside
+// the log head and the run, so a 64-branch join is written in two
+// transactions, not three.
+const maxAppend = 98
 
 // drive replays the log, then runs the workflow live.
 func (inv *invocation) drive(events []world.Event) error {

@@ -61,7 +61,7 @@ func fanOut(n int, def *StepDef) WorkflowFunc {
 // appends of at most maxAppend events, in order, and the run's update
 // (here: its start) goes with the last, beside the events that caused it.
 func TestAWideBufferIsSplitWithTheUpdateInTheLastAppend(t *testing.T) {
-	const steps = 40 // 80 creation events + run_started: two appends
+	const steps = 60 // 120 creation events + run_started: two appends
 	w := &appendRecorder{World: newMemoryWorld(t)}
 	inv := fannedOut(t, w, steps)
 	buffered := bufferedTypes(inv)
@@ -80,7 +80,7 @@ func TestAWideBufferIsSplitWithTheUpdateInTheLastAppend(t *testing.T) {
 // next part lose its slot: it is written after that event instead, still
 // with the update.
 func TestASplitBufferLosingASlotWritesTheRestAfterTheOtherWriter(t *testing.T) {
-	const steps = 40
+	const steps = 60
 	w := &appendRecorder{World: newMemoryWorld(t)}
 	w.between = func() { // a duplicate invocation finished step 1
 		appendEvents(t, w.World, 2+maxAppend, nil, completed("1", "theirs"))

@@ -51,12 +51,13 @@ type Proxy struct {
 
 	faults atomic.Int64 // faults answered, numbering their request IDs
 
-	mu     sync.Mutex
-	seen   int64  // write calls received, numbering them
-	writes []Call // write calls forwarded and answered, in order of answer
-	kill   *killRule
-	down   bool // a kill fired: nothing passes until Resume
-	storms []storm
+	mu      sync.Mutex
+	seen    int64  // write calls received, numbering them
+	writes  []Call // write calls forwarded and answered, in order of answer
+	kill    *killRule
+	down    bool // a kill fired: nothing passes until Resume
+	storms  []storm
+	latency Latency
 }
 
 type killRule struct {
@@ -134,17 +135,21 @@ func (p *Proxy) Inject(s Storm) {
 }
 
 func (p *Proxy) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	arrived := time.Now()
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		http.Error(rw, err.Error(), http.StatusBadRequest)
 		return
 	}
 	call := classify(r, body)
+	modelled := p.latencyOf(call)
+	until := arrived.Add(modelled)
 	if p.isDown() {
 		panic(http.ErrAbortHandler) // as if the process were gone
 	}
 	fault, struck := p.stormAnswer(call)
 	if struck && fault != LostAnswer {
+		hold(r, until)
 		faultResponse(rw, call, fault, p.faults.Add(1))
 		return
 	}
@@ -155,6 +160,7 @@ func (p *Proxy) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		n = p.seen
 		p.mu.Unlock()
 	}
+	hold(r, arrived.Add(modelled/2)) // the request's half of the trip
 	resp, answer, err := p.forward(r, body)
 	if err != nil {
 		// The upstream call may or may not have been carried out, as with
@@ -162,6 +168,7 @@ func (p *Proxy) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		http.Error(rw, err.Error(), http.StatusBadGateway)
 		return
 	}
+	hold(r, until)
 	var kill *killRule
 	if call.Write {
 		kill = p.answered(call, n)
@@ -208,6 +215,18 @@ func (p *Proxy) answered(call Call, n int64) *killRule {
 		return k
 	}
 	return nil
+}
+
+// hold waits until until, or until the caller has gone.
+func hold(r *http.Request, until time.Time) {
+	if d := time.Until(until); d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+		}
+	}
 }
 
 func (p *Proxy) isDown() bool {

@@ -206,6 +206,22 @@ func TestCallCosts(t *testing.T) {
 			_, err := w.OverdueRuns(ctx, time.Now().Add(-time.Hour), time.Now(), 100)
 			return err
 		}, ok, calls{"DynamoDB.Query": dueShards}},
+		{"StartRun", w, func(ctx context.Context) error {
+			_, err := w.StartRun(ctx, testRun("started"), []world.Event{testEvent(world.RunCreated, "")}, world.Message{RunID: "started", DedupKey: "started/start"})
+			return err
+		}, ok, calls{"DynamoDB.TransactWriteItems": 1, "SQS.SendMessage": 1}},
+		{"Receive of a new run's first message", w, receive, ok, calls{"SQS.ReceiveMessage": 1}},
+		{"Ack of a new run's first message", w, ack, ok, calls{"SQS.DeleteMessage": 1}},
+		{"StartRun of an unfinished run", w, func(ctx context.Context) error {
+			_, err := w.StartRun(ctx, testRun("started"), nil, world.Message{RunID: "started", DedupKey: "started/start"})
+			return err
+		}, is(world.ErrRunExists), calls{"DynamoDB.TransactWriteItems": 1, "DynamoDB.Query": 1, "DynamoDB.PutItem": 1, "SQS.SendMessage": 1, "DynamoDB.UpdateItem": 1}},
+		{"StartRun of it again", w, func(ctx context.Context) error {
+			_, err := w.StartRun(ctx, testRun("started"), nil, world.Message{RunID: "started", DedupKey: "started/start"})
+			return err
+		}, is(world.ErrRunExists), calls{"DynamoDB.TransactWriteItems": 1, "DynamoDB.Query": 1, "DynamoDB.PutItem": 1}},
+		{"Receive of the repeated start's message", w, receive, ok, calls{"SQS.ReceiveMessage": 1, "DynamoDB.DeleteItem": 1}},
+		{"Ack of it", w, ack, ok, calls{"SQS.DeleteMessage": 1}},
 	}
 	for _, s := range steps {
 		s.on.ResetCalls()

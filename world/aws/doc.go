@@ -208,6 +208,8 @@
 //	CreateRun                         1 TransactWriteItems (2 + events items)
 //	  with a payload in S3            + 1 S3 PutObject per payload
 //	  of an existing run              1 TransactWriteItems, 1 Query
+//	StartRun                          CreateRun's, 1 SendMessage without the DedupKey's marker
+//	  of an unfinished run            CreateRun's, then Enqueue with the DedupKey
 //	GetRun                            1 Query of run and log head (+ 1 GetObject per payload in S3)
 //	ListRuns                          1 Query per page read, 1 BatchGetItem of log heads
 //	                                  per 100 runs listed (+ GetObjects)
