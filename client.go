@@ -2,9 +2,6 @@ package workflow
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -45,6 +42,10 @@ func NewClient(w world.World, opts ...ClientOption) *Client {
 // World returns the World the client talks to.
 func (c *Client) World() world.World { return c.world }
 
+// Now returns the time on the client's clock (see WithClock), which
+// stamps the runs it starts.
+func (c *Client) Now() time.Time { return c.now() }
+
 // StartOption configures Start.
 type StartOption func(*startConfig)
 
@@ -80,10 +81,8 @@ func Start[I, O any](ctx context.Context, c *Client, wf *Workflow[I, O], input I
 	for _, o := range opts {
 		o(&cfg)
 	}
-	for k := range cfg.attributes {
-		if len(k) > 0 && k[0] == '$' {
-			return nil, fmt.Errorf("workflow: attribute %q: keys starting with '$' are reserved", k)
-		}
+	if err := engine.CheckAttributes(cfg.attributes); err != nil {
+		return nil, err
 	}
 	raw, err := marshal("workflow input", input)
 	if err != nil {
@@ -93,7 +92,7 @@ func Start[I, O any](ctx context.Context, c *Client, wf *Workflow[I, O], input I
 	if err != nil {
 		return nil, err
 	}
-	id := runIDFor(wf.name, cfg)
+	id := engine.NewRunID(wf.name, cfg.runID, cfg.key)
 	err = engine.StartRun(ctx, c.world, engine.NewRun{ID: id, Workflow: wf.name, Input: raw, Attributes: cfg.attributes, Limit: limit}, c.now())
 	if errors.Is(err, world.ErrRunExists) {
 		existing, gerr := c.world.GetRun(ctx, id)
@@ -107,18 +106,6 @@ func Start[I, O any](ctx context.Context, c *Client, wf *Workflow[I, O], input I
 		return nil, err
 	}
 	return &Run[O]{ID: id, c: c}, nil
-}
-
-func runIDFor(workflow string, cfg startConfig) string {
-	switch {
-	case cfg.runID != "":
-		return cfg.runID
-	case cfg.key != "":
-		sum := sha256.Sum256([]byte(workflow + "\x00" + cfg.key))
-		return "wrun_" + hex.EncodeToString(sum[:13])
-	default:
-		return "wrun_" + rand.Text()
-	}
 }
 
 // GetRun returns a handle on an existing run whose result is an O.

@@ -1,9 +1,6 @@
 package workflow
 
-import (
-	"fmt"
-	"time"
-)
+import "time"
 
 // Now returns the workflow's deterministic time: when the most recent event
 // the workflow has seen was recorded. It is the same on every replay; use
@@ -19,16 +16,7 @@ func Random(ctx Context) float64 { return ctx.engine().Rand().Float64() }
 func RandomN(ctx Context, n int) int { return ctx.engine().Rand().IntN(n) }
 
 // UUID returns a version 4 UUID drawn from the run's deterministic source.
-func UUID(ctx Context) string {
-	r := ctx.engine().Rand()
-	var b [16]byte
-	for i := range b {
-		b[i] = byte(r.UintN(256))
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
-}
+func UUID(ctx Context) string { return ctx.engine().UUID() }
 
 // IsReplaying reports whether the workflow is re-executing recorded
 // history, e.g. to log something only the first time it happens.

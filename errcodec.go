@@ -223,6 +223,8 @@ type codec struct{}
 
 func (codec) Encode(err error) json.RawMessage { return encodeError(err) }
 
+func (codec) Decode(raw json.RawMessage) error { return decodeError(raw) }
+
 func (codec) Retry(err error) (bool, time.Duration) {
 	var fatal *FatalError
 	if errors.As(err, &fatal) {

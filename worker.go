@@ -70,6 +70,12 @@ type WorkerOptions struct {
 	// a handler can add what it carries, as the Lambda adapter adds
 	// aws_request_id. Logger and StepLogger build on it.
 	Logger *slog.Logger
+	// DynamicWorkflows lets the worker execute the code stored with
+	// dynamic runs (package dynamic), as WORKFLOW_EXPERIMENTAL_DYNAMIC_WORKFLOWS=1
+	// does for the whole process. Off, such a run fails when it reaches
+	// this worker. The code runs with the worker's privileges: see the
+	// package's Security section.
+	DynamicWorkflows bool
 }
 
 // Worker drives runs: it takes messages off the World's queue, replays
@@ -94,6 +100,8 @@ func NewWorker(w world.World, opts WorkerOptions) *Worker {
 		InlineWait: opts.InlineWait,
 		LeaseTTL:   opts.LeaseTTL,
 		Logger:     opts.Logger,
+
+		DynamicWorkflows: opts.DynamicWorkflows,
 
 		WebhookBaseURL: opts.WebhookBaseURL,
 		Deployment:     cmp.Or(opts.Deployment, engine.DefaultDeployment()),

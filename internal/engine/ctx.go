@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"time"
 )
@@ -28,6 +29,17 @@ func (c *Ctx) Now() time.Time { return c.inv.now }
 
 // Rand returns the run's deterministic random source.
 func (c *Ctx) Rand() *rand.Rand { return c.inv.rng }
+
+// UUID returns a version 4 UUID drawn from the run's random source.
+func (c *Ctx) UUID() string {
+	var b [16]byte
+	for i := range b {
+		b[i] = byte(c.inv.rng.UintN(256))
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
 
 // Replaying reports whether the workflow is re-executing recorded history.
 func (c *Ctx) Replaying() bool { return c.inv.replaying }

@@ -18,6 +18,8 @@ import (
 // package supplies it, because the error types users see live there.
 type ErrorCodec interface {
 	Encode(err error) json.RawMessage
+	// Decode revives an error Encode wrote.
+	Decode(raw json.RawMessage) error
 	// Retry says whether a failed step attempt may be retried and, if the
 	// error says so, after how long (zero: use the step's backoff).
 	Retry(err error) (retry bool, after time.Duration)
@@ -58,6 +60,9 @@ type Engine struct {
 	OwnsDeployment bool
 	// Logger receives the engine's log lines (slog.Default() if nil).
 	Logger *slog.Logger
+	// DynamicWorkflows lets the engine execute dynamic runs' stored code
+	// (as DynamicEnv does for the whole process).
+	DynamicWorkflows bool
 
 	idle idleRuns
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
@@ -25,6 +26,11 @@ func (plainErrors) Encode(err error) json.RawMessage {
 	return mustJSON(map[string]string{"message": err.Error()})
 }
 func (plainErrors) Retry(error) (bool, time.Duration) { return false, 0 }
+func (plainErrors) Decode(raw json.RawMessage) error {
+	var r struct{ Message string }
+	_ = json.Unmarshal(raw, &r)
+	return errors.New(r.Message)
+}
 
 // newTestEngine returns an engine on w that knows one workflow, "test".
 func newTestEngine(w world.World, wf WorkflowFunc) *Engine {

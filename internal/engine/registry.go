@@ -41,12 +41,13 @@ type WorkflowDef struct {
 
 // Registry maps the workflow names found in event logs to code. Steps
 // need none: a workflow's call carries the step's definition. Their names
-// are only kept unique, since the log and the test harness's replacements
-// know steps by name.
+// are kept unique, since the log and the test harness's replacements know
+// steps by name, and the global registry looks them up by name for dynamic
+// workflows, whose source calls steps it cannot import.
 type Registry struct {
 	mu        sync.RWMutex
 	workflows map[string]*WorkflowDef
-	steps     map[string]bool
+	steps     map[string]*StepDef
 }
 
 // Global is the registry that package-level definitions add themselves to.
@@ -54,7 +55,7 @@ var Global = NewRegistry()
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
-	return &Registry{workflows: map[string]*WorkflowDef{}, steps: map[string]bool{}}
+	return &Registry{workflows: map[string]*WorkflowDef{}, steps: map[string]*StepDef{}}
 }
 
 // AddWorkflow registers a workflow; a second one with the same name panics,
@@ -72,16 +73,30 @@ func (r *Registry) AddWorkflow(d *WorkflowDef) {
 func (r *Registry) AddStep(d *StepDef) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.steps[d.Name] {
+	if r.steps[d.Name] != nil {
 		panic(fmt.Sprintf("workflow: two steps are named %q", d.Name))
 	}
-	r.steps[d.Name] = true
+	r.steps[d.Name] = d
 }
 
-// Workflow looks a workflow up by name.
-func (r *Registry) Workflow(name string) (*WorkflowDef, bool) {
+// Step looks a step up by name.
+func (r *Registry) Step(name string) (*StepDef, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
+	d, ok := r.steps[name]
+	return d, ok
+}
+
+// Workflow looks a workflow up by name. A dynamic workflow's name is
+// served by the dynamic runner, in every registry of a binary that links
+// it: its code is in the run, not in the registry.
+func (r *Registry) Workflow(name string) (*WorkflowDef, bool) {
+	r.mu.RLock()
 	d, ok := r.workflows[name]
+	r.mu.RUnlock()
+	if !ok && IsDynamic(name) {
+		d = dynamicRunner.Load()
+		ok = d != nil
+	}
 	return d, ok
 }
