@@ -100,11 +100,10 @@ func Start[O any](ctx context.Context, c *workflow.Client, code string, steps St
 	for _, o := range opts {
 		o(&cfg)
 	}
-	raw, err := cfg.newRun(code, steps, input)
+	name, raw, err := cfg.newRun(code, steps, input)
 	if err != nil {
 		return nil, fmt.Errorf("dynamic: Start: %w", err)
 	}
-	name := cfg.source.WorkflowName()
 	id := engine.NewRunID(name, cfg.runID, cfg.key)
 	err = engine.StartRun(ctx, c.World(), engine.NewRun{ID: id, Workflow: name, Input: raw, Attributes: cfg.attributes}, c.Now())
 	if errors.Is(err, world.ErrRunExists) {
@@ -123,37 +122,38 @@ func Start[O any](ctx context.Context, c *workflow.Client, code string, steps St
 }
 
 // newRun checks everything that could stop the run from ever running and
-// returns its input.
-func (cfg *startConfig) newRun(code string, steps Steps, input any) (json.RawMessage, error) {
+// returns its workflow name and input.
+func (cfg *startConfig) newRun(code string, steps Steps, input any) (string, json.RawMessage, error) {
 	if !cfg.enabled && !engine.DynamicFromEnv() {
-		return nil, ErrDisabled
+		return "", nil, ErrDisabled
 	}
 	if len(code) > cfg.maxSourceBytes {
-		return nil, fmt.Errorf("the source is %d bytes; the limit is %d (WithMaxSourceBytes)", len(code), cfg.maxSourceBytes)
+		return "", nil, fmt.Errorf("the source is %d bytes; the limit is %d (WithMaxSourceBytes)", len(code), cfg.maxSourceBytes)
 	}
 	if err := engine.CheckAttributes(cfg.attributes); err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	bound := map[string]string{}
 	for _, alias := range slices.Sorted(maps.Keys(steps)) {
 		if !isIdentifier(alias) {
-			return nil, fmt.Errorf("step alias %q is not an identifier", alias)
+			return "", nil, fmt.Errorf("step alias %q is not an identifier", alias)
 		}
 		name := steps[alias].Name()
 		if _, ok := engine.Global.Step(name); !ok || strings.HasPrefix(name, internalStepPrefix) {
-			return nil, fmt.Errorf("step alias %q: no step named %q is defined in this binary", alias, name)
+			return "", nil, fmt.Errorf("step alias %q: no step named %q is defined in this binary", alias, name)
 		}
 		bound[alias] = name
 	}
 	if _, err := compile(code, bound); err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	in, err := json.Marshal(input)
 	if err != nil {
-		return nil, fmt.Errorf("encoding the input: %w", err)
+		return "", nil, fmt.Errorf("encoding the input: %w", err)
 	}
-	cfg.source.Code, cfg.source.SHA256, cfg.source.Steps = code, dynsource.Hash(code), bound
-	return json.Marshal(dynsource.Input{Source: cfg.source, Input: in})
+	cfg.source.Code, cfg.source.Steps = code, bound
+	name, raw := cfg.source.Store(in)
+	return name, raw, nil
 }
 
 func isIdentifier(s string) bool {

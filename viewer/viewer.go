@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/lambdaworkflow/workflow"
+	"github.com/lambdaworkflow/workflow/internal/dynsource"
 	"github.com/lambdaworkflow/workflow/world"
 )
 
@@ -77,13 +78,24 @@ type runJSON struct {
 	Input      json.RawMessage   `json:"input,omitempty"`
 	Output     json.RawMessage   `json:"output,omitempty"`
 	Error      json.RawMessage   `json:"error,omitempty"`
+	// Source is a dynamic run's stored code (its input is then the input
+	// the code was called with); SourceError says why it cannot be shown.
+	Source      *dynsource.Source `json:"source,omitempty"`
+	SourceError string            `json:"sourceError,omitempty"`
 }
 
 func toJSON(r world.Run, full bool) runJSON {
 	out := runJSON{ID: r.ID, Workflow: r.Workflow, Status: r.Status, Attributes: r.Attributes,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, LastSlot: r.LastSlot}
-	if full {
-		out.Input, out.Output, out.Error = r.Input, r.Output, r.Error
+	if !full {
+		return out
+	}
+	out.Input, out.Output, out.Error = r.Input, r.Output, r.Error
+	switch in, ok, err := dynsource.Of(r.Workflow, r.Input); {
+	case err != nil:
+		out.SourceError = err.Error()
+	case ok:
+		out.Source, out.Input = &in.Source, in.Input
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/lambdaworkflow/workflow/internal/dynsource"
 	"github.com/lambdaworkflow/workflow/internal/engine"
 	"github.com/lambdaworkflow/workflow/internal/timeline"
 	"github.com/lambdaworkflow/workflow/world"
@@ -77,6 +78,7 @@ func inspectRun(ctx context.Context, env *env, args []string) error {
 	if len(r.Attributes) > 0 {
 		fmt.Fprintf(env.out, "attrs     %s\n", formatAttrs(r.Attributes))
 	}
+	printSource(env, r)
 	fmt.Fprintf(env.out, "\n%5s  %10s  %-15s %-5s %s\n", "SLOT", "AT", "EVENT", "CALL", "PAYLOAD")
 	tl := timeline.Renderer{Full: *full}
 	if err := tl.Write(env.out, events); err != nil {
@@ -144,4 +146,17 @@ func followRun(ctx context.Context, w world.World, r world.Run, seen []world.Eve
 		}
 	}
 	return r, nil
+}
+
+// printSource prints a dynamic run's stored code with its line numbers,
+// which its errors cite, and the steps its aliases call.
+func printSource(env *env, r world.Run) {
+	in, ok, err := dynsource.Of(r.Workflow, r.Input)
+	switch {
+	case !ok:
+	case err != nil:
+		fmt.Fprintf(env.out, "source    unreadable: %v\n", err)
+	default:
+		fmt.Fprintf(env.out, "source    sha256:%s  steps: %s\n%s", in.Source.SHA256, in.Source.Bindings(), in.Source.Numbered())
+	}
 }

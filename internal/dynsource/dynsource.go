@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/lambdaworkflow/workflow/internal/engine"
 )
@@ -71,4 +72,41 @@ func Decode(raw json.RawMessage) (Input, error) {
 		return in, fmt.Errorf("dynamic workflow: the stored source hashes to %s, not to the %s it was stored under", got, in.Source.SHA256)
 	}
 	return in, nil
+}
+
+// Of returns the stored definition of a run of workflow whose input is
+// input; ok is false for a run that is not dynamic.
+func Of(workflow string, input json.RawMessage) (in Input, ok bool, err error) {
+	if !engine.IsDynamic(workflow) {
+		return Input{}, false, nil
+	}
+	in, err = Decode(input)
+	return in, true, err
+}
+
+// Numbered is the code with its line numbers, as errors cite them
+// (workflow.star:LINE:COL).
+func (s Source) Numbered() string {
+	var b strings.Builder
+	for i, line := range strings.Split(strings.TrimSuffix(s.Code, "\n"), "\n") {
+		fmt.Fprintf(&b, "%4d  %s\n", i+1, line)
+	}
+	return b.String()
+}
+
+// Bindings lists the step map as alias=step, sorted.
+func (s Source) Bindings() string {
+	var pairs []string
+	for _, alias := range slices.Sorted(maps.Keys(s.Steps)) {
+		pairs = append(pairs, alias+"="+s.Steps[alias])
+	}
+	return strings.Join(pairs, " ")
+}
+
+// Store hashes the code and returns the workflow name and the stored
+// input of a run of the definition called with input.
+func (s Source) Store(input json.RawMessage) (workflow string, raw json.RawMessage) {
+	s.SHA256 = Hash(s.Code)
+	raw, _ = json.Marshal(Input{Source: s, Input: input}) // strings, numbers, raw JSON: cannot fail
+	return s.WorkflowName(), raw
 }

@@ -153,6 +153,20 @@ function drawTimeline(data) {
   box.replaceChildren(axis, ...rows);
 }
 
+// drawSource shows a dynamic run's stored code, numbered as its errors
+// cite lines (workflow.star:LINE:COL).
+function drawSource(r) {
+  const box = document.getElementById("source");
+  box.replaceChildren();
+  if (r.sourceError) box.append(el("h2", { text: "Workflow code" }), el("p", { class: "error", text: r.sourceError }));
+  if (!r.source) return;
+  const steps = Object.entries(r.source.steps || {}).map(([a, s]) => a + "=" + s).join(" ");
+  const lines = r.source.code.replace(/\n$/, "").split("\n").map((l, i) => String(i + 1).padStart(4) + "  " + l).join("\n");
+  box.append(el("h2", { text: "Workflow code" }),
+    el("p", { class: "muted", text: "sha256:" + r.source.sha256 + (steps ? " · steps: " + steps : "") }),
+    el("pre", { text: lines }));
+}
+
 function drawRun(data) {
   const r = data.run;
   document.getElementById("run-id").textContent = r.id;
@@ -167,6 +181,7 @@ function drawRun(data) {
   if (r.attributes) add("attributes", Object.entries(r.attributes).map(([k, v]) => k + "=" + v).join(" "));
   if (r.input !== undefined) add("input", pretty(r.input));
   if (r.output !== undefined) add("output", pretty(r.output));
+  drawSource(r);
   const runErr = document.getElementById("run-error");
   runErr.replaceChildren();
   if (r.error) runErr.append(el("h2", { text: "Error" }), errorChain(r.error));
