@@ -109,6 +109,11 @@
 // follow the chain to its last run. The worker warns in its log when a
 // run's log reaches 80% of WorkerOptions.MaxEvents.
 //
+// Package dynamic (experimental, off unless turned on) starts runs from
+// Starlark source given at run time instead of a compiled workflow, over
+// steps the binary defines; the source is stored with the run and every
+// replay runs it as started.
+//
 // # Errors
 //
 // Errors keep their message, their kind and their cause chain across the

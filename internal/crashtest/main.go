@@ -1,8 +1,8 @@
-// Command crashtest is the process the crash-and-restart test kills: it
+// Command crashtest is the process the crash-and-restart tests kill: it
 // serves workflows from an embedded World and journals every step attempt
 // to a file, so the test can count what ran, across processes.
 //
-//	crashtest -dir DATA -journal FILE [-start]
+//	crashtest -dir DATA -journal FILE [-start] [-dynamic TOKEN]
 package main
 
 import (
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lambdaworkflow/workflow"
+	"github.com/lambdaworkflow/workflow/dynamic"
 	"github.com/lambdaworkflow/workflow/world/local"
 )
 
@@ -60,6 +61,15 @@ var Sleeper = workflow.Define("crash.sleeper", func(ctx workflow.Context, sleep 
 	return out, nil
 })
 
+// dynamicSource works, waits on a hook, and works again: the dynamic
+// run a test kills the process under while it waits.
+const dynamicSource = `
+def workflow(token):
+    first = steps.work("before-hook")
+    message = hook(token = token).receive()
+    return [first, message, steps.work("after-hook")]
+`
+
 // Stepper runs twenty steps back to back: a kill lands in one of them.
 var Stepper = workflow.Define("crash.stepper", func(ctx workflow.Context, n int) (int, error) {
 	for i := range n {
@@ -75,6 +85,8 @@ func main() {
 	path := flag.String("journal", "", "journal file")
 	start := flag.Bool("start", false, "start the two runs, then serve")
 	sleep := flag.Duration("sleep", 3*time.Second, "the sleeper's sleep")
+	dynamicToken := flag.String("dynamic", "", "start the dynamic run \"dynamic\" instead, waiting on this hook token (needs "+
+		"WORKFLOW_EXPERIMENTAL_DYNAMIC_WORKFLOWS=1)")
 	flag.Parse()
 	f, err := os.OpenFile(*path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
@@ -86,6 +98,12 @@ func main() {
 		log.Fatal(err)
 	}
 	ctx := context.Background()
+	if *dynamicToken != "" {
+		_, err := dynamic.Start[[]string](ctx, workflow.NewClient(w), dynamicSource, dynamic.Steps{"work": work}, *dynamicToken, dynamic.WithRunID("dynamic"))
+		if err != nil {
+			log.Fatal(err)
+		}
+	}
 	if *start {
 		c := workflow.NewClient(w)
 		if _, err := workflow.Start(ctx, c, Sleeper, *sleep, workflow.WithRunID("sleeper")); err != nil {
