@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	payloadcodec "github.com/lambdaworkflow/workflow/codec"
 	"github.com/lambdaworkflow/workflow/internal/engine"
 	"github.com/lambdaworkflow/workflow/world"
 )
@@ -16,6 +17,7 @@ type Client struct {
 	world     world.World
 	now       func() time.Time
 	maxEvents int
+	codec     *payloadcodec.Chain
 }
 
 // ClientOption configures a Client.
@@ -30,6 +32,15 @@ func WithClock(now func() time.Time) ClientOption { return func(c *Client) { c.n
 // workers' WorkerOptions.MaxEvents; the default is theirs, 25,000.
 func WithMaxEvents(n int) ClientOption { return func(c *Client) { c.maxEvents = n } }
 
+// WithPayloadCodec encodes what the client stores for runs (the input of
+// the runs it starts, the payloads of its resumes) and decodes what it
+// reads (results, streams): give it the workers' WorkerOptions.Codec. The
+// runs it starts are created with the chain's scheme; a run keeps its
+// scheme whatever the client or its workers configure later.
+func WithPayloadCodec(c *payloadcodec.Chain) ClientOption {
+	return func(cl *Client) { cl.codec = c }
+}
+
 // NewClient returns a Client for the given World.
 func NewClient(w world.World, opts ...ClientOption) *Client {
 	c := &Client{world: w, now: time.Now, maxEvents: engine.DefaultMaxEvents}
@@ -41,6 +52,10 @@ func NewClient(w world.World, opts ...ClientOption) *Client {
 
 // World returns the World the client talks to.
 func (c *Client) World() world.World { return c.world }
+
+// PayloadCodec returns the chain the client encodes new runs with
+// (WithPayloadCodec), nil if none.
+func (c *Client) PayloadCodec() *payloadcodec.Chain { return c.codec }
 
 // Now returns the time on the client's clock (see WithClock), which
 // stamps the runs it starts.
@@ -93,7 +108,7 @@ func Start[I, O any](ctx context.Context, c *Client, wf *Workflow[I, O], input I
 		return nil, err
 	}
 	id := engine.NewRunID(wf.name, cfg.runID, cfg.key)
-	err = engine.StartRun(ctx, c.world, engine.NewRun{ID: id, Workflow: wf.name, Input: raw, Attributes: cfg.attributes, Limit: limit}, c.now())
+	err = engine.StartRun(ctx, c.world, engine.NewRun{ID: id, Workflow: wf.name, Input: raw, Attributes: cfg.attributes, Limit: limit, Codec: c.codec}, c.now())
 	if errors.Is(err, world.ErrRunExists) {
 		existing, gerr := c.world.GetRun(ctx, id)
 		if gerr != nil {

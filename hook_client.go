@@ -30,7 +30,7 @@ func ResumeHook[T any](ctx context.Context, c *Client, token string, payload T) 
 // engine.Resume). message's error refuses a hook before anything is
 // written.
 func (c *Client) deliver(ctx context.Context, token, resumeID string, message func(world.Hook) (json.RawMessage, error)) (world.Hook, error) {
-	h, err := engine.Resume(ctx, c.world, token, resumeID, message, c.now(), c.maxEvents)
+	h, err := engine.Resume(ctx, c.world, c.codec, token, resumeID, message, c.now(), c.maxEvents)
 	switch {
 	case errors.Is(err, world.ErrHookNotFound):
 		return h, fmt.Errorf("%w: %q", ErrHookNotFound, token)

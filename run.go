@@ -84,6 +84,9 @@ func (r *Run[O]) Result(ctx context.Context) (O, error) {
 		case run.Status == world.StatusContinued: // its successor is being created
 			err = pace.Pause(ctx)
 		case run.Status.Terminal():
+			if run.Output, err = engine.OpenOutput(ctx, r.c.codec, run); err != nil {
+				return out, err
+			}
 			return decodeResult[O](run)
 		default:
 			err = pace.WaitEvents(ctx, r.c.world, run.ID, run.LastSlot)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	payloadcodec "github.com/lambdaworkflow/workflow/codec"
 	"github.com/lambdaworkflow/workflow/internal/engine"
 	"github.com/lambdaworkflow/workflow/world"
 )
@@ -55,6 +56,13 @@ type WorkerOptions struct {
 	// should outlast Visibility, so that a failed delivery is retried
 	// before its run counts as stuck.
 	StuckAfter time.Duration
+	// Codec encodes the payloads of the runs the worker starts (children,
+	// successors) and decodes those of the runs it drives; see package
+	// codec. A run keeps the scheme it was created with: a worker without
+	// the run's key leaves its deliveries to be retried ("payload is
+	// encrypted; no key for run ..."). Give the Client the same chain
+	// (WithPayloadCodec).
+	Codec *payloadcodec.Chain
 	// Replace swaps steps for others, e.g. fakes in tests.
 	Replace []StepReplacement
 	// WebhookBaseURL is where the webhook route is served, e.g.
@@ -100,6 +108,7 @@ func NewWorker(w world.World, opts WorkerOptions) *Worker {
 		InlineWait: opts.InlineWait,
 		LeaseTTL:   opts.LeaseTTL,
 		Logger:     opts.Logger,
+		Codec:      opts.Codec,
 
 		DynamicWorkflows: opts.DynamicWorkflows,
 

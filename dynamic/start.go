@@ -105,7 +105,7 @@ func Start[O any](ctx context.Context, c *workflow.Client, code string, steps St
 		return nil, fmt.Errorf("dynamic: Start: %w", err)
 	}
 	id := engine.NewRunID(name, cfg.runID, cfg.key)
-	err = engine.StartRun(ctx, c.World(), engine.NewRun{ID: id, Workflow: name, Input: raw, Attributes: cfg.attributes}, c.Now())
+	err = engine.StartRun(ctx, c.World(), engine.NewRun{ID: id, Workflow: name, Input: raw, Attributes: cfg.attributes, Codec: c.PayloadCodec()}, c.Now())
 	if errors.Is(err, world.ErrRunExists) {
 		existing, gerr := c.World().GetRun(ctx, id)
 		if gerr != nil {

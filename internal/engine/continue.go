@@ -86,12 +86,12 @@ func (inv *invocation) startSuccessor(run world.Run, events []world.Event, held 
 	}
 	attrs := make(map[string]string, len(run.Attributes))
 	for k, v := range run.Attributes {
-		if k != AttrDeployment {
+		if k != AttrDeployment && k != AttrCodec { // the successor gets a scheme (and key) of its own
 			attrs[k] = v
 		}
 	}
 	err := StartRun(inv.ctx, inv.e.World, NewRun{ID: next.Successor, Workflow: run.Workflow, Input: next.Input, Attributes: attrs,
-		Parent: held.parent, Limit: inv.e.successorLimit(run, held.limit)}, inv.e.now())
+		Parent: held.parent, Limit: inv.e.successorLimit(run, held.limit), Codec: inv.e.Codec}, inv.e.now())
 	if errors.Is(err, world.ErrRunExists) {
 		return nil
 	}

@@ -318,7 +318,7 @@ func (inv *invocation) waitForOthers(seen int64) error {
 // catchUp applies events other writers appended, and the messages waiting
 // in the run's inbox if it awaits any.
 func (inv *invocation) catchUp() error {
-	evs, err := inv.e.World.Events(inv.ctx, inv.run.ID, inv.lastSlot.Load())
+	evs, err := inv.readEvents(inv.lastSlot.Load())
 	if err != nil {
 		return err
 	}

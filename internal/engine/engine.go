@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/lambdaworkflow/workflow/codec"
 	"github.com/lambdaworkflow/workflow/world"
 )
 
@@ -63,6 +64,10 @@ type Engine struct {
 	// DynamicWorkflows lets the engine execute dynamic runs' stored code
 	// (as DynamicEnv does for the whole process).
 	DynamicWorkflows bool
+	// Codec encodes the payloads of the runs this engine starts (children,
+	// successors) and decodes those of every run it drives (see seal.go).
+	// Nil: runs are started plain, and a run with codecs is refused.
+	Codec *codec.Chain
 
 	idle idleRuns
 }
@@ -144,8 +149,11 @@ func (e *Engine) Process(ctx context.Context, runID string) error {
 	}
 	inv := newInvocation(ctx, e, run)
 	defer inv.close()
+	if inv.seal, err = e.openRun(ctx, run); err != nil {
+		return err // another worker may hold the run's key
+	}
 	if run.Status.Terminal() {
-		events, err := e.World.Events(ctx, runID, 0)
+		events, err := inv.readEvents(0)
 		if err != nil {
 			return err
 		}
@@ -164,7 +172,7 @@ func (e *Engine) Process(ctx context.Context, runID string) error {
 		return err
 	}
 	defer func() { _, _ = inv.releaseLease(false) }() // on the error paths; drive releases on suspension
-	events, err := e.World.Events(ctx, runID, 0)
+	events, err := inv.readEvents(0)
 	if err == nil {
 		inv.startInvocationSpan(ctx, events)
 		err = inv.drive(events)

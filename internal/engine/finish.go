@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lambdaworkflow/workflow/codec"
 	"github.com/lambdaworkflow/workflow/world"
 )
 
@@ -91,9 +92,13 @@ func (inv *invocation) afterFinish(events []world.Event) error {
 		return nil
 	}
 	// A cancelled run's Error holds its cancellation, so the parent sees it.
-	result := childCompletedPayload{ChildRunID: run.ID, Output: run.Output, Error: run.Error}
+	output, err := OpenValue(inv.seal, placeRunOutput, run.Output)
+	if err != nil {
+		return err
+	}
+	result := childCompletedPayload{ChildRunID: run.ID, Output: output, Error: run.Error}
 	ev := world.Event{Type: world.ChildCompleted, CorrelationID: held.parent.CorrelationID, Payload: mustJSON(result)}
-	err = AppendAndWake(inv.ctx, inv.e.World, held.parent.RunID, ev, nil, inv.e.now())
+	err = AppendAndWake(inv.ctx, inv.e.World, inv.e.Codec, held.parent.RunID, ev, nil, inv.e.now())
 	if errors.Is(err, world.ErrRunFinished) || errors.Is(err, world.ErrRunNotFound) {
 		return nil
 	}
@@ -209,6 +214,8 @@ type NewRun struct {
 	Parent     *parentRef
 	// Limit, if set, is the limit the run starts under (world.Limiter).
 	Limit *world.Limit
+	// Codec decides the run's payload scheme (nil: a plain run).
+	Codec *codec.Chain
 }
 
 // StartRun creates a run and queues it. If the run exists already it is
@@ -226,6 +233,11 @@ func StartRun(ctx context.Context, w world.World, nr NewRun, now time.Time) (err
 	first := world.Event{Type: world.RunCreated, CreatedAt: now, Payload: mustJSON(created)}
 	run := world.Run{ID: nr.ID, Workflow: nr.Workflow, Status: world.StatusPending, Input: nr.Input,
 		Attributes: nr.Attributes, CreatedAt: now, UpdatedAt: now}
+	if nr.Codec != nil {
+		if run, first, err = sealNewRun(ctx, nr.Codec, run, first); err != nil {
+			return err
+		}
+	}
 	msg := world.Message{RunID: nr.ID, DedupKey: nr.ID + "/start", Trace: traceParent(ctx)}
 	if nr.Limit != nil {
 		return startLimited(ctx, w, run, []world.Event{first}, msg, *nr.Limit)
@@ -247,8 +259,8 @@ func StartRun(ctx context.Context, w world.World, nr NewRun, now time.Time) (err
 // AppendAndWake appends one event from outside the run (a hook resume, a
 // cancellation, a child's result) at the end of its log, then queues the
 // run so a worker applies it.
-func AppendAndWake(ctx context.Context, w world.World, runID string, ev world.Event, update *world.RunUpdate, now time.Time) error {
-	if _, err := appendAtEnd(ctx, w, runID, ev, update, now, 0); err != nil {
+func AppendAndWake(ctx context.Context, w world.World, c *codec.Chain, runID string, ev world.Event, update *world.RunUpdate, now time.Time) error {
+	if _, err := appendAtEnd(ctx, w, c, runID, ev, update, now, 0); err != nil {
 		return err
 	}
 	return enqueue(ctx, w, world.Message{RunID: runID})
@@ -263,14 +275,18 @@ const appendRounds = 100
 
 // appendAtEnd appends one event at the end of a run's log, following the
 // log as other writers fill it, and returns the slot it took. With a limit
-// it refuses to write past slot limit (the run's MaxEvents).
-func appendAtEnd(ctx context.Context, w world.World, runID string, ev world.Event, update *world.RunUpdate, now time.Time, limit int) (int64, error) {
+// it refuses to write past slot limit (the run's MaxEvents). The event is
+// sealed with the run's codec, which c opens.
+func appendAtEnd(ctx context.Context, w world.World, c *codec.Chain, runID string, ev world.Event, update *world.RunUpdate, now time.Time, limit int) (int64, error) {
 	run, err := w.GetRun(ctx, runID)
 	if err != nil {
 		return 0, err
 	}
 	if run.Status.Terminal() {
 		return 0, fmt.Errorf("append to run %s: %w", runID, world.ErrRunFinished)
+	}
+	if ev, err = sealFor(ctx, c, run, ev); err != nil {
+		return 0, err
 	}
 	ev.CreatedAt = now
 	return appendFrom(ctx, w, runID, run.LastSlot+1, ev, update, limit, nil)

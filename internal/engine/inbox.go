@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lambdaworkflow/workflow/codec"
 	"github.com/lambdaworkflow/workflow/world"
 )
 
@@ -33,7 +34,7 @@ const maxFold = 32
 // reports false, for the caller to follow the token, unless a fold took
 // it first: then it is the run's. A run whose log and inbox hold maxEvents
 // messages takes no more (ErrMaxEvents).
-func deliver(ctx context.Context, w world.World, inbox world.Inbox, h world.Hook, msg world.InboxMessage, now time.Time, maxEvents int) (bool, error) {
+func deliver(ctx context.Context, w world.World, c *codec.Chain, inbox world.Inbox, h world.Hook, msg world.InboxMessage, now time.Time, maxEvents int) (bool, error) {
 	run, err := w.GetRun(ctx, h.RunID)
 	switch {
 	case errors.Is(err, world.ErrRunNotFound):
@@ -44,6 +45,9 @@ func deliver(ctx context.Context, w world.World, inbox world.Inbox, h world.Hook
 		return false, nil // unless the token moved on, the next read says not found
 	case maxEvents > 0 && run.LastSlot+int64(run.Inbox) >= int64(maxEvents):
 		return false, fmt.Errorf("resume run %s: its log and inbox hold %d events, its limit: %w", run.ID, run.LastSlot+int64(run.Inbox), ErrMaxEvents)
+	}
+	if msg.Event, err = sealFor(ctx, c, run, msg.Event); err != nil {
+		return false, err
 	}
 	msg.Event.CreatedAt = now
 	if err := inbox.Deliver(ctx, h.RunID, msg); err != nil {
@@ -144,7 +148,7 @@ func (inv *invocation) foldBatch(ib world.Inbox, msgs []world.InboxMessage) (aga
 		}
 		from := inv.lastSlot.Load() + 1
 		inv.writing.Store(from + int64(len(evs)) - 1)
-		missed, err := ib.AppendFolded(inv.ctx, inv.lease.owner, inv.run.ID, from, evs, nil, ids)
+		missed, err := inv.opened(ib.AppendFolded(inv.ctx, inv.lease.owner, inv.run.ID, from, evs, nil, ids))
 		switch {
 		case errors.Is(err, world.ErrSlotTaken):
 			if err := checkMissed(inv.run.ID, from, missed); err != nil {
@@ -163,6 +167,11 @@ func (inv *invocation) foldBatch(ib world.Inbox, msgs []world.InboxMessage) (aga
 		inv.folded = true
 		for i := range evs {
 			evs[i].RunID, evs[i].Slot = inv.run.ID, from+int64(i)
+		}
+		if evs, err = openEvents(inv.seal, evs); err != nil { // sealed by their resumers
+			return false, err
+		}
+		for i := range evs {
 			inv.apply(evs[i])
 		}
 		if !inv.terminal && inv.fatal == nil && inv.lastSlot.Load() >= int64(inv.e.maxEvents()) {
@@ -195,7 +204,9 @@ func (inv *invocation) forward(m world.InboxMessage) (bool, error) {
 	case cur.RunID == inv.run.ID || cur.Disposed:
 		return false, nil
 	}
-	m.Event.CorrelationID = cur.CorrelationID
+	if m.Event, err = inv.resealFor(cur.RunID, m.Event, cur.CorrelationID); err != nil {
+		return false, err
+	}
 	if err := inv.e.World.(world.Inbox).Deliver(inv.ctx, cur.RunID, m); err != nil {
 		return false, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/lambdaworkflow/workflow/codec"
 	"github.com/lambdaworkflow/workflow/world"
 )
 
@@ -24,6 +25,7 @@ type invocation struct {
 	e       *Engine
 	run     world.Run
 	lease   *runLease
+	seal    *codec.Run // the run's payload codec; nil for a plain run
 	log     *slog.Logger
 	span    trace.Span // nil until the log is read
 	began   time.Time

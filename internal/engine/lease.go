@@ -134,11 +134,23 @@ func (inv *invocation) releaseLease(suspended bool) (missed bool, err error) {
 
 // appendEvents writes to the run's log, under the lease if it holds one,
 // so that the World refuses the write if another invocation took over.
-func (inv *invocation) appendEvents(from int64, evs []world.Event, update *world.RunUpdate) ([]world.Event, error) {
-	if inv.lease.held {
-		return inv.lease.leaser.AppendLeased(inv.ctx, inv.lease.owner, inv.run.ID, from, evs, update)
+// Events and update are sealed with the run's codec on their way; what
+// the writer missed comes back opened.
+func (inv *invocation) appendEvents(from int64, evs []world.Event, update *world.RunUpdate) (missed []world.Event, err error) {
+	if inv.seal != nil {
+		if evs, err = sealEvents(inv.seal, evs); err != nil {
+			return nil, err
+		}
+		if update, err = sealUpdate(inv.seal, update); err != nil {
+			return nil, err
+		}
 	}
-	return inv.e.World.AppendEvents(inv.ctx, inv.run.ID, from, evs, update)
+	if inv.lease.held {
+		missed, err = inv.lease.leaser.AppendLeased(inv.ctx, inv.lease.owner, inv.run.ID, from, evs, update)
+	} else {
+		missed, err = inv.e.World.AppendEvents(inv.ctx, inv.run.ID, from, evs, update)
+	}
+	return inv.opened(missed, err)
 }
 
 // deferToHolder absorbs a delivery for a run that another live invocation

@@ -123,7 +123,7 @@ func (inv *invocation) claimHook(op *Op) error {
 func (inv *invocation) notifyTakeover(prev world.Hook) error {
 	ev := world.Event{Type: world.HookConflict, CorrelationID: prev.CorrelationID,
 		Payload: mustJSON(hookConflictPayload{Token: prev.Token, OwnerRunID: inv.run.ID, ForceClaimed: true})}
-	err := AppendAndWake(inv.ctx, inv.e.World, prev.RunID, ev, nil, inv.e.now())
+	err := AppendAndWake(inv.ctx, inv.e.World, inv.e.Codec, prev.RunID, ev, nil, inv.e.now())
 	if errors.Is(err, world.ErrRunFinished) {
 		return nil
 	}
@@ -159,7 +159,7 @@ func (inv *invocation) startChild(op *Op) error {
 	attrs := map[string]string{AttrParentRunID: inv.run.ID, AttrRootRunID: root}
 	err := StartRun(inv.traced(), inv.e.World, NewRun{
 		ID: op.child.runID, Workflow: op.Name, Input: op.input, Attributes: attrs,
-		Parent: &parentRef{RunID: inv.run.ID, CorrelationID: op.ID()},
+		Parent: &parentRef{RunID: inv.run.ID, CorrelationID: op.ID()}, Codec: inv.e.Codec,
 	}, inv.e.now())
 	if err != nil && !errors.Is(err, world.ErrRunExists) {
 		return err

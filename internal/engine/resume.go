@@ -10,6 +10,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/lambdaworkflow/workflow/codec"
 	"github.com/lambdaworkflow/workflow/world"
 )
 
@@ -33,7 +34,7 @@ const maxFollows = 8
 // an unknown, disposed or ended hook is an error matching
 // world.ErrHookNotFound. A run whose log holds maxEvents events takes no
 // more messages: the error matches ErrMaxEvents.
-func Resume(ctx context.Context, w world.World, token, resumeID string, message func(world.Hook) (json.RawMessage, error), now time.Time, maxEvents int) (got world.Hook, err error) {
+func Resume(ctx context.Context, w world.World, c *codec.Chain, token, resumeID string, message func(world.Hook) (json.RawMessage, error), now time.Time, maxEvents int) (got world.Hook, err error) {
 	ctx, span := StartSpan(ctx, "workflow.hook.resume", trace.SpanKindProducer)
 	defer func() {
 		span.SetAttributes(attrRunID.String(got.RunID))
@@ -59,13 +60,13 @@ func Resume(ctx context.Context, w world.World, token, resumeID string, message 
 		ev := world.Event{Type: world.HookReceived, CorrelationID: h.CorrelationID,
 			Payload: mustJSON(hookReceivedPayload{ResumeID: resumeID, Payload: payload})}
 		if inbox, ok := w.(world.Inbox); ok {
-			delivered, err := deliver(ctx, w, inbox, h, world.InboxMessage{ID: resumeID, Event: ev}, now, maxEvents)
+			delivered, err := deliver(ctx, w, c, inbox, h, world.InboxMessage{ID: resumeID, Event: ev}, now, maxEvents)
 			if err != nil || delivered {
 				return h, err
 			}
 			continue // the hook changed meanwhile: follow the token
 		}
-		slot, err := appendAtEnd(ctx, w, h.RunID, ev, nil, now, maxEvents)
+		slot, err := appendAtEnd(ctx, w, c, h.RunID, ev, nil, now, maxEvents)
 		if errors.Is(err, world.ErrRunFinished) || errors.Is(err, world.ErrRunNotFound) {
 			continue // the owner ended: unless the token moved on, the next read says not found
 		}

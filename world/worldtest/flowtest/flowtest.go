@@ -48,6 +48,9 @@ func Run(t *testing.T, newWorld func(t *testing.T) world.World) {
 	for _, s := range limitScenarios {
 		t.Run(s.name, func(t *testing.T) { s.run(t, newEnv(t, newWorld(t))) })
 	}
+	for _, s := range codecScenarios {
+		t.Run(s.name, func(t *testing.T) { s.run(t, newWorld(t)) })
+	}
 	for _, s := range stuckScenarios {
 		t.Run(s.name, func(t *testing.T) { s.run(t, newStuckEnv(t, newWorld(t))) })
 	}
