@@ -21,18 +21,22 @@ type Agent struct {
 	call      *workflow.Step[Request, Response]
 	finish    *workflow.Step[[]ToolResult, struct{}]
 	approvals map[string]bool
+	// interrupts are the contracts the model may choose, by name.
+	interrupts map[string]interruptContract
 }
 
 // Option configures an Agent.
 type Option func(*config)
 
 type config struct {
-	system    string
-	tools     []ToolDef
-	maxSteps  int
-	namespace string
-	settings  Settings
-	step      []workflow.StepOption
+	system        string
+	tools         []ToolDef
+	interrupts    []InterruptDef
+	maxInterrupts int
+	maxSteps      int
+	namespace     string
+	settings      Settings
+	step          []workflow.StepOption
 }
 
 // DefaultMaxSteps bounds the model calls of one Run by default.
@@ -73,19 +77,28 @@ func New(name string, model Model, opts ...Option) *Agent {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	a := &Agent{name: name, model: model, cfg: cfg, tools: map[string]ToolDef{}, approvals: map[string]bool{}}
+	a := &Agent{name: name, model: model, cfg: cfg, tools: map[string]ToolDef{}, approvals: map[string]bool{}, interrupts: map[string]interruptContract{}}
 	for _, t := range cfg.tools {
-		spec := t.Spec()
-		if _, dup := a.tools[spec.Name]; dup {
-			panic(fmt.Sprintf("agent %q: two tools are named %q", name, spec.Name))
-		}
+		spec := a.offer(t.Spec())
 		a.tools[spec.Name] = t
-		a.specs = append(a.specs, spec)
 		a.approvals[spec.Name] = t.needsApproval()
+	}
+	for _, i := range cfg.interrupts {
+		a.interrupts[a.offer(i.Spec()).Name] = i.contract()
 	}
 	a.call = workflow.DefineStep("agent."+name, a.callModel, cfg.step...)
 	a.finish = workflow.DefineStep("agent."+name+".finish", a.writeFinish)
 	return a
+}
+
+// offer adds a tool or an interrupt to what the model sees. Their names
+// are one namespace: the model calls either by name.
+func (a *Agent) offer(spec ToolSpec) ToolSpec {
+	if slices.ContainsFunc(a.specs, func(s ToolSpec) bool { return s.Name == spec.Name }) {
+		panic(fmt.Sprintf("agent %q: two tools or interrupts are named %q", a.name, spec.Name))
+	}
+	a.specs = append(a.specs, spec)
+	return spec
 }
 
 // Name returns the agent's name.
@@ -106,6 +119,9 @@ type Result struct {
 	// Responses are the model calls, in order, with their metadata and
 	// warnings.
 	Responses []Response `json:"responses"`
+	// Interrupts are the interrupts the model chose and a person
+	// answered, in order, with their validated requests and responses.
+	Interrupts []InterruptRecord `json:"interrupts,omitempty"`
 }
 
 // Run talks with the model from workflow code: it calls the model, runs
@@ -127,7 +143,8 @@ func (a *Agent) Run(ctx workflow.Context, messages []Message) (*Result, error) {
 		if len(resp.Message.ToolCalls) == 0 {
 			return res, nil
 		}
-		results := a.runTools(ctx, resp.Message.ToolCalls, res.Messages)
+		results := a.runTools(ctx, resp.Message.ToolCalls, res.Messages, len(res.Interrupts))
+		res.Interrupts = append(res.Interrupts, a.interruptRecords(resp.Message.ToolCalls, results)...)
 		res.Messages = append(res.Messages, Message{Role: RoleTool, ToolResults: results})
 		if step >= a.cfg.maxSteps {
 			res.FinishReason = FinishMaxSteps
@@ -138,10 +155,22 @@ func (a *Agent) Run(ctx workflow.Context, messages []Message) (*Result, error) {
 }
 
 // runTools runs a model answer's tool calls side by side and returns
-// their results in the calls' order.
-func (a *Agent) runTools(ctx workflow.Context, calls []ToolCall, messages []Message) []ToolResult {
+// their results in the calls' order. interrupted is how many interrupts
+// the Run went through before.
+func (a *Agent) runTools(ctx workflow.Context, calls []ToolCall, messages []Message, interrupted int) []ToolResult {
 	futures := make([]workflow.Future[ToolResult], len(calls))
 	for i, call := range calls {
+		if c, ok := a.interrupts[call.Name]; ok {
+			interrupted++
+			over := a.cfg.maxInterrupts > 0 && interrupted > a.cfg.maxInterrupts
+			futures[i] = workflow.Go(ctx, func(ctx workflow.Context) (ToolResult, error) {
+				if over {
+					return ToolResult{CallID: call.ID, Name: call.Name, Outcome: Denied, Code: InterruptLimitCode, Error: "no more questions may be asked in this conversation"}, nil
+				}
+				return awaitInterrupt(ctx, c, call), nil
+			})
+			continue
+		}
 		futures[i] = workflow.Go(ctx, func(ctx workflow.Context) (ToolResult, error) {
 			return a.runTool(ctx, call, messages), nil
 		})

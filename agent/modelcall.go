@@ -41,7 +41,7 @@ func (a *Agent) callModel(ctx context.Context, req Request) (Response, error) {
 		return Response{}, workflow.Fatal(err)
 	}
 	for _, call := range resp.Message.ToolCalls {
-		if err := emit(Part{Type: PartToolCall, ToolCall: &call, NeedsApproval: a.approvals[call.Name]}); err != nil {
+		if err := emit(Part{Type: PartToolCall, ToolCall: &call, NeedsApproval: a.approvals[call.Name], Interrupt: a.interruptName(call.Name)}); err != nil {
 			return Response{}, err
 		}
 	}
@@ -97,4 +97,12 @@ func (a *Agent) writeFinish(ctx context.Context, results []ToolResult) (struct{}
 		return struct{}{}, err
 	}
 	return struct{}{}, w.Write(Part{Type: PartFinish, FinishReason: FinishMaxSteps})
+}
+
+// interruptName is name if it names one of the agent's interrupts.
+func (a *Agent) interruptName(name string) string {
+	if _, ok := a.interrupts[name]; ok {
+		return name
+	}
+	return ""
 }

@@ -21,10 +21,18 @@ type Part struct {
 	ToolCall      *ToolCall      `json:"toolCall,omitempty"`
 	ToolDelta     *ToolCallDelta `json:"toolDelta,omitempty"`
 	NeedsApproval bool           `json:"needsApproval,omitempty"`
-	ToolResult    *ToolResult    `json:"toolResult,omitempty"`
-	Usage         *Usage         `json:"usage,omitempty"`
-	FinishReason  FinishReason   `json:"finishReason,omitempty"`
-	Error         string         `json:"error,omitempty"`
+	// Interrupt names the contract of a tool call that is an interrupt:
+	// the run waits for its response on the hook [InterruptToken] names.
+	Interrupt    string       `json:"interrupt,omitempty"`
+	ToolResult   *ToolResult  `json:"toolResult,omitempty"`
+	Usage        *Usage       `json:"usage,omitempty"`
+	FinishReason FinishReason `json:"finishReason,omitempty"`
+	Error        string       `json:"error,omitempty"`
+	// Data is a structured-data part's update (PartData).
+	Data *DataUpdate `json:"data,omitempty"`
+	// Handled marks an error part that reports an error a step handled
+	// and went on from (see [ReportError]): no retry follows it.
+	Handled bool `json:"handled,omitempty"`
 	// MessageID and From identify a message a chat session took in
 	// (PartMessage, with its words in Text).
 	MessageID string `json:"messageId,omitempty"`
@@ -36,8 +44,9 @@ type PartType string
 
 // The part types, in the order a model call writes them.
 const (
-	// PartStart opens a model call. A second start with the same Call
-	// means the call restarted: drop what came since the first.
+	// PartStart opens a model call, or another step's attempt that
+	// streams parts ([NewDataStream]). A second start with the same Call
+	// means the step restarted: drop what came since the first.
 	PartStart PartType = "start"
 	// PartToolResult reports a result of the calls the model made before.
 	PartToolResult PartType = "tool-result"
@@ -55,4 +64,6 @@ const (
 	// PartMessage is a message a multi-turn chat session (package
 	// agent/chat) took in, written before the model turn that answers it.
 	PartMessage PartType = "message"
+	// PartData is an update of a structured object (see [DataUpdate]).
+	PartData PartType = "structured-data"
 )

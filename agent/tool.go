@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/lambdaworkflow/workflow"
 )
 
@@ -102,21 +101,6 @@ func newTool[I, O any](name, description string, opts []ToolOption) *Tool[I, O] 
 		o(&t.cfg)
 	}
 	return t
-}
-
-// SchemaFor returns the JSON schema of T, the way tools describe their
-// input. A type that has no JSON schema (a channel, a func) is a bug in
-// the tool's definition: it panics, at package initialisation.
-func SchemaFor[T any]() json.RawMessage {
-	s, err := jsonschema.For[T](nil)
-	if err != nil {
-		panic(fmt.Sprintf("agent: JSON schema of %T: %v", *new(T), err))
-	}
-	b, err := json.Marshal(s)
-	if err != nil {
-		panic(fmt.Sprintf("agent: encoding the JSON schema of %T: %v", *new(T), err))
-	}
-	return b
 }
 
 // Spec returns the tool as the model sees it.
