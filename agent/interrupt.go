@@ -118,7 +118,11 @@ type InvalidResponseError struct {
 func (e *InvalidResponseError) Error() string {
 	return fmt.Sprintf("agent: the response does not match interrupt %q: %v", e.Interrupt, e.Err)
 }
-func (e *InvalidResponseError) Unwrap() error        { return e.Err }
+
+// Unwrap returns the contract's reason.
+func (e *InvalidResponseError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, [ErrInvalidResponse]) true.
 func (e *InvalidResponseError) Is(target error) bool { return target == ErrInvalidResponse }
 
 // Respond answers the interrupt the tool call toolCallID chose. A
