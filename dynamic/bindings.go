@@ -73,21 +73,25 @@ func (rt *runtime) issueStep(th *starlark.Thread, def *engine.StepDef, what stri
 		return nil, fmt.Errorf("%s: the run has made its %d step calls, its limit (dynamic.WithMaxSteps)", what, rt.src.MaxSteps)
 	}
 	op := rt.c.CallStep(def, input, site(th))
-	rt.durable()
+	rt.durable(th)
 	return &future{rt: rt, op: op, what: what}, nil
 }
 
 // spawn(steps.alias, input) starts a step and returns its future, so that
-// several run in parallel; join or first waits for them.
+// several run in parallel; spawn(fn, args...) runs a function of the
+// source beside the rest (a branch that calls steps and waits of its
+// own). join or first waits for them.
 func (rt *runtime) spawn(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	if len(args) == 0 {
-		return nil, fmt.Errorf("spawn: the first argument is a step (steps.alias)")
+		return nil, fmt.Errorf("spawn: the first argument is a step (steps.alias) or a function")
 	}
-	fn, ok := args[0].(*stepFn)
-	if !ok {
-		return nil, fmt.Errorf("spawn: got %s, want a step (steps.alias)", args[0].Type())
+	switch fn := args[0].(type) {
+	case *stepFn:
+		return rt.callStep(th, fn.alias, args[1:], kwargs)
+	case *starlark.Function:
+		return rt.spawnFunction(fn, args[1:], kwargs), nil
 	}
-	return rt.callStep(th, fn.alias, args[1:], kwargs)
+	return nil, fmt.Errorf("spawn: got %s, want a step (steps.alias) or a function", args[0].Type())
 }
 
 // awaitables reads first's and join's one argument: a list of futures and
@@ -184,7 +188,7 @@ func (rt *runtime) timerOp(th *starlark.Thread, b *starlark.Builtin, args starla
 		return nil, err
 	}
 	op := rt.c.Sleep(d, site(th))
-	rt.durable()
+	rt.durable(th)
 	return &future{rt: rt, op: op, what: "timer(" + d.String() + ")"}, nil
 }
 
@@ -221,7 +225,7 @@ func (rt *runtime) hook(th *starlark.Thread, b *starlark.Builtin, args starlark.
 		}
 	}
 	op := rt.c.CreateHook(engine.HookOptions{Token: token, Metadata: meta}, site(th))
-	rt.durable()
+	rt.durable(th)
 	return &hookValue{rt: rt, op: op}, nil
 }
 
@@ -281,7 +285,7 @@ func (rt *runtime) setAttributes(th *starlark.Thread, b *starlark.Builtin, args 
 		return nil, err
 	}
 	rt.c.SetAttributes(attrs, site(th))
-	rt.durable()
+	rt.durable(th)
 	return starlark.None, nil
 }
 

@@ -35,6 +35,7 @@
 //
 //	steps.alias(x) or steps.alias(k=v, ...)  call a step and wait for its result
 //	spawn(steps.alias, x)                    start a step; returns a future
+//	spawn(fn, args...)                       run a function of the source as a branch beside the rest
 //	join([f, ...])                           wait for every future, results in order
 //	first([f_or_hook, ...])                  (index, value) of the first ready one
 //	sleep("15m"), timer("1d")                durable sleep; a timer is a future

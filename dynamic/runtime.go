@@ -41,7 +41,7 @@ func run(c *engine.Ctx, raw json.RawMessage) (json.RawMessage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dynamic workflow: %w", err)
 	}
-	rt.durable()
+	rt.durable(rt.thread)
 	globals, err := prog.Init(rt.thread, rt.bindings())
 	if err != nil {
 		return nil, sourceFailure(err)
@@ -71,20 +71,26 @@ func newRuntime(c *engine.Ctx, src dynsource.Source) (*runtime, error) {
 		}
 		rt.steps[alias] = def
 	}
-	rt.thread = &starlark.Thread{
-		Name:  c.RunID(),
-		Print: func(th *starlark.Thread, msg string) { c.Logger().Info(msg, "source", site(th)) },
-		OnMaxSteps: func(th *starlark.Thread) {
-			th.Cancel(fmt.Sprintf("the workflow computed for %d Starlark steps without a durable call (the run's limit: dynamic.WithMaxExecutionSteps)", src.MaxExecutionSteps))
-		},
-	}
+	rt.thread = rt.newThread()
 	return rt, nil
 }
 
-// durable gives the source a fresh computation budget: the limit bounds
-// what runs between durable calls, not a whole run, which may be long.
-func (rt *runtime) durable() {
-	rt.thread.SetMaxExecutionSteps(rt.thread.ExecutionSteps() + rt.src.MaxExecutionSteps)
+// newThread is a Starlark thread of the run: its main one, or a branch
+// spawn started.
+func (rt *runtime) newThread() *starlark.Thread {
+	return &starlark.Thread{
+		Name:  rt.c.RunID(),
+		Print: func(th *starlark.Thread, msg string) { rt.c.Logger().Info(msg, "source", site(th)) },
+		OnMaxSteps: func(th *starlark.Thread) {
+			th.Cancel(fmt.Sprintf("the workflow computed for %d Starlark steps without a durable call (the run's limit: dynamic.WithMaxExecutionSteps)", rt.src.MaxExecutionSteps))
+		},
+	}
+}
+
+// durable gives a thread a fresh computation budget: the limit bounds what
+// runs between durable calls, not a whole run, which may be long.
+func (rt *runtime) durable(th *starlark.Thread) {
+	th.SetMaxExecutionSteps(th.ExecutionSteps() + rt.src.MaxExecutionSteps)
 }
 
 // site is the source position of the call a binding serves, for the
@@ -112,4 +118,44 @@ func sourceFailure(err error) error {
 		cause = errors.New(eval.Msg)
 	}
 	return &sourceError{trace: "dynamic workflow failed: " + eval.Backtrace(), err: cause}
+}
+
+// branch is a function spawn runs beside the rest of the source, on a
+// coroutine and a thread of its own; join and first wait for it.
+type branch struct {
+	name  string
+	done  bool
+	value starlark.Value
+	err   error
+	rt    *runtime
+}
+
+func (rt *runtime) spawnFunction(fn starlark.Callable, args starlark.Tuple, kwargs []starlark.Tuple) *branch {
+	b := &branch{name: fn.Name(), rt: rt}
+	rt.c.Go(func(*engine.Ctx) {
+		th := rt.newThread()
+		rt.durable(th)
+		b.value, b.err = starlark.Call(th, fn, args, kwargs)
+		if b.err != nil {
+			b.err = sourceFailure(b.err) // its own backtrace, for the thread that joins it
+		}
+		b.done = true
+	})
+	return b
+}
+
+func (b *branch) String() string        { return "<future " + b.name + "()>" }
+func (b *branch) Type() string          { return "future" }
+func (b *branch) Freeze()               {}
+func (b *branch) Truth() starlark.Bool  { return true }
+func (b *branch) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: future") }
+func (b *branch) ready() bool           { return b.done }
+
+func (b *branch) take(th *starlark.Thread) (starlark.Value, error) {
+	b.rt.c.Block(b.ready)
+	b.rt.durable(th)
+	if b.err != nil {
+		return nil, fmt.Errorf("%s(): %w", b.name, b.err)
+	}
+	return b.value, nil
 }

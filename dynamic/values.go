@@ -95,7 +95,7 @@ func (f *future) take(th *starlark.Thread) (starlark.Value, error) {
 
 func (f *future) result(th *starlark.Thread) (starlark.Value, error) {
 	out, errRaw := f.rt.c.Await(f.op)
-	f.rt.durable()
+	f.rt.durable(th)
 	if errRaw != nil {
 		return nil, f.rt.c.DecodeError(errRaw)
 	}
@@ -130,7 +130,7 @@ func (h *hookValue) Attr(name string) (starlark.Value, error) {
 
 func (h *hookValue) take(th *starlark.Thread) (starlark.Value, error) {
 	msg, ok, owner, forcedBy := h.rt.c.NextHookMessage(h.op)
-	h.rt.durable()
+	h.rt.durable(th)
 	switch {
 	case owner != "":
 		return nil, &workflow.HookConflictError{Token: h.op.Name, OwnerRunID: owner}
