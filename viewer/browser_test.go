@@ -6,7 +6,6 @@ import (
 	"flag"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -16,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/lambdaworkflow/workflow"
+	"github.com/lambdaworkflow/workflow/internal/browsertest"
 	"github.com/lambdaworkflow/workflow/viewer"
 	"github.com/lambdaworkflow/workflow/world/local"
 )
@@ -45,44 +45,10 @@ var approvalFlow = workflow.Define("viewer.approval", func(ctx workflow.Context,
 	return receipt + ", " + approved, nil
 })
 
-// chromium finds the browser, or says why there is none.
-func chromium(t *testing.T) string {
-	for _, path := range []string{os.Getenv("CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"} {
-		if path == "" {
-			continue
-		}
-		if _, err := exec.LookPath(path); err == nil {
-			return path
-		}
-	}
-	if os.Getenv("WORKFLOW_REQUIRE_CHROMIUM") == "1" {
-		t.Fatal("no Chromium, and WORKFLOW_REQUIRE_CHROMIUM=1 (CI: .ci/run installs it with apt-get install chromium)")
-	}
-	t.Skip("no Chromium found (apt-get install chromium, or set CHROMIUM to its path)")
-	return ""
-}
-
-func newBrowser(t *testing.T) context.Context {
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium(t)),
-		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1200, 800),
-	}
-	alloc, cancelAlloc := chromedp.NewExecAllocator(t.Context(), opts...)
-	t.Cleanup(cancelAlloc)
-	ctx, cancel := chromedp.NewContext(alloc)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // A run that retries a step, sleeps and waits on a hook, watched live in
 // a real browser from its first step to its end.
 func TestBrowserFollowsARun(t *testing.T) {
-	browser := newBrowser(t)
+	browser := browsertest.New(t)
 	w, err := local.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
