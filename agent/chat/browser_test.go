@@ -33,7 +33,7 @@ es.addEventListener("end", e => { es.close(); window.result = {got, opens, end: 
 // every part once, in order, and the end.
 func TestEventSourceInABrowserReconnectsWhereItLeftOff(t *testing.T) {
 	browser := browsertest.New(t)
-	c, srv := serve(t, worlds(t)["local"]())
+	c, srv := serve(t, worlds["local"](t))
 	_, release := script(agenttest.Answer(words(30)))
 	defer release()
 	first := request(t, "POST", srv.URL+"/chat", chat.ContentTypeNDJSON, userTurn("hi"))

@@ -16,7 +16,7 @@ import (
 // Bad requests get a 4xx that says what is wrong, and the session they
 // were aimed at goes on as if they had not been sent.
 func TestBadRequestsAreRefusedAndLoseNothing(t *testing.T) {
-	c, srv := serve(t, worlds(t)["memory"]())
+	c, srv := serve(t, worlds["memory"](t))
 	m, release := script(agenttest.Answer("hi"), agenttest.Answer("still here"))
 	release()
 	start := request(t, "POST", srv.URL+"/sessions", chat.ContentTypeSSE, userTurn("hello"))
@@ -85,7 +85,7 @@ func TestBadRequestsAreRefusedAndLoseNothing(t *testing.T) {
 
 // A turn POSTed twice with one idempotency key is one run, billed once.
 func TestARetriedTurnIsOneRun(t *testing.T) {
-	_, srv := serve(t, worlds(t)["memory"]())
+	_, srv := serve(t, worlds["memory"](t))
 	m, release := script(agenttest.Answer("once"))
 	release()
 	var ids []string

@@ -2,6 +2,7 @@ package chat_test
 
 import (
 	"bufio"
+	"crypto/rand"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,7 +20,9 @@ import (
 	"github.com/lambdaworkflow/workflow/agent"
 	"github.com/lambdaworkflow/workflow/agent/agenttest"
 	"github.com/lambdaworkflow/workflow/agent/chat"
+	"github.com/lambdaworkflow/workflow/internal/emulator"
 	"github.com/lambdaworkflow/workflow/world"
+	awsworld "github.com/lambdaworkflow/workflow/world/aws"
 	"github.com/lambdaworkflow/workflow/world/local"
 	"github.com/lambdaworkflow/workflow/world/memory"
 )
@@ -98,19 +101,37 @@ func words(n int) string {
 	return strings.Join(ws, " ")
 }
 
-// worlds are the Worlds every HTTP test runs on.
-func worlds(t *testing.T) map[string]func() world.World {
-	return map[string]func() world.World{
-		"memory": func() world.World { return memory.New() },
-		"local": func() world.World {
-			w, err := local.Open(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
+// worlds are the Worlds the HTTP tests run on; "aws" is MiniStack's,
+// on resources of the test's own, and skips the test if it is not running.
+var worlds = map[string]func(t *testing.T) world.World{
+	"memory": func(t *testing.T) world.World { return memory.New() },
+	"local": func(t *testing.T) world.World {
+		w, err := local.Open(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { w.Close() })
+		return w
+	},
+	"aws": func(t *testing.T) world.World {
+		cfg := emulator.Require(t, 2*time.Second)
+		name := "wf-chat-" + strings.ToLower(rand.Text())
+		opts, err := awsworld.Bootstrap(t.Context(), cfg, awsworld.Names{Table: name, Queue: name, Bucket: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := awsworld.Teardown(context.Background(), cfg, opts); err != nil {
+				t.Logf("teardown: %v", err)
 			}
-			t.Cleanup(func() { w.Close() })
-			return w
-		},
-	}
+		})
+		w, err := awsworld.New(cfg, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { w.Close() })
+		return w
+	},
 }
 
 // serve runs a worker on w and serves both patterns on 127.0.0.1:

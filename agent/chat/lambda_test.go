@@ -17,7 +17,7 @@ import (
 // handler answers with the run's ID in a header and the turn's parts
 // while the model is still answering.
 func TestHandlerStreamsBehindAFunctionURL(t *testing.T) {
-	c, _ := serve(t, worlds(t)["memory"]())
+	c, _ := serve(t, worlds["memory"](t))
 	_, release := script(agenttest.Answer("from lambda"))
 	defer release()
 	fn := lambdaurl.Wrap(sessions.Handler(c, "/sessions"))

@@ -21,9 +21,10 @@ import (
 // some past the end: each gets exactly the parts from its cursor on, as
 // the run's stream holds them, then the end.
 func TestHundredClientsGetExactlyThePartsAfterTheirCursor(t *testing.T) {
-	for name, open := range worlds(t) {
+	for name, open := range worlds {
 		t.Run(name, func(t *testing.T) {
-			c, srv := serve(t, open())
+			w := open(t)
+			c, srv := serve(t, w)
 			_, release := script(agenttest.Answer(words(60)))
 			defer release()
 			first := request(t, "POST", srv.URL+"/chat", chat.ContentTypeNDJSON, userTurn("tell me"))
@@ -68,6 +69,9 @@ func TestHundredClientsGetExactlyThePartsAfterTheirCursor(t *testing.T) {
 				}
 				checkFrom(t, fmt.Sprintf("client %d", i), got, want, int64(i%(total+3)))
 			}
+			if aw, ok := w.(interface{ Calls() map[string]int64 }); ok {
+				t.Logf("AWS calls, worker and 101 readers: %v", aw.Calls())
+			}
 		})
 	}
 }
@@ -75,9 +79,9 @@ func TestHundredClientsGetExactlyThePartsAfterTheirCursor(t *testing.T) {
 // A client that goes away mid-stream and reconnects with Last-Event-ID
 // gets the rest: no part missing, none twice, and the run never noticed.
 func TestDisconnectMidStreamThenReconnectGetsTheRest(t *testing.T) {
-	for name, open := range worlds(t) {
+	for name, open := range worlds {
 		t.Run(name, func(t *testing.T) {
-			c, srv := serve(t, open())
+			c, srv := serve(t, open(t))
 			_, release := script(agenttest.Answer(words(20)))
 			defer release()
 			ctx, hangUp := context.WithCancel(t.Context())

@@ -17,9 +17,9 @@ import (
 // turn in progress, each is taken once, in the order sent, and every
 // reader of the stream sees who said what before the answer.
 func TestMessagesSentMidTurnAreQueuedAndTakenInOrder(t *testing.T) {
-	for name, open := range worlds(t) {
+	for name, open := range worlds {
 		t.Run(name, func(t *testing.T) {
-			c, srv := serve(t, open())
+			c, srv := serve(t, open(t))
 			m, release := script(agenttest.Answer("hello to you"), agenttest.Answer("noted all three"))
 			defer release()
 			first := request(t, "POST", srv.URL+"/sessions", chat.ContentTypeNDJSON, userTurn("hello"))
@@ -58,7 +58,11 @@ func TestMessagesSentMidTurnAreQueuedAndTakenInOrder(t *testing.T) {
 			if got, want := userTexts(res.Messages), []string{"hello", "[ana] one", "[system] two", "[payments] three"}; !slices.Equal(got, want) {
 				t.Fatalf("the session's user messages %q, want %q", got, want)
 			}
-			if reqs := m.Requests(); len(reqs) != 2 || len(userTexts(reqs[0].Messages)) != 1 {
+			// The turn in progress saw none of them; how many later turns took
+			// them depends on what had landed when a turn ended (on AWS, the
+			// run's inbox may hand them over in more than one batch).
+			reqs := m.Requests()
+			if len(reqs) < 2 || len(reqs) > 4 || len(userTexts(reqs[0].Messages)) != 1 {
 				t.Fatalf("%d model calls; the first saw %q", len(reqs), userTexts(reqs[0].Messages))
 			}
 			var markers []string
@@ -77,7 +81,7 @@ func TestMessagesSentMidTurnAreQueuedAndTakenInOrder(t *testing.T) {
 // A message's response, without a cursor, is its own turn: from its
 // marker to the answer's finish; with a cursor, everything after it.
 func TestAMessageStreamsTheTurnThatAnswersIt(t *testing.T) {
-	c, srv := serve(t, worlds(t)["memory"]())
+	c, srv := serve(t, worlds["memory"](t))
 	_, release := script(agenttest.Answer("first"), agenttest.Answer("second answer"))
 	release()
 	start := request(t, "POST", srv.URL+"/sessions", chat.ContentTypeSSE, userTurn("hi"))
