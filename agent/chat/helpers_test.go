@@ -2,8 +2,8 @@ package chat_test
 
 import (
 	"bufio"
-	"crypto/rand"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
