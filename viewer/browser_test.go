@@ -45,10 +45,13 @@ var approvalFlow = workflow.Define("viewer.approval", func(ctx workflow.Context,
 	return receipt + ", " + approved, nil
 })
 
+// newBrowser starts the headless Chromium the page tests drive.
+func newBrowser(t *testing.T) context.Context { return browsertest.New(t) }
+
 // A run that retries a step, sleeps and waits on a hook, watched live in
 // a real browser from its first step to its end.
 func TestBrowserFollowsARun(t *testing.T) {
-	browser := browsertest.New(t)
+	browser := newBrowser(t)
 	w, err := local.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
