@@ -23,9 +23,24 @@ const defaultPageSize = 100
 // CreateRun implements world.Store: one transaction puts the run, its log
 // head and its first events, each on condition that it is new.
 func (w *World) CreateRun(ctx context.Context, run world.Run, first []world.Event) (world.Run, error) {
+	var due time.Time
+	if !run.Status.Terminal() {
+		due = w.now() // its first message follows
+	}
+	created, err := w.createRun(ctx, run, first, due, nil)
+	if _, ok := cancelReasons(err); ok {
+		return world.Run{}, fmt.Errorf("create run %s: %w", run.ID, err)
+	}
+	return created, err
+}
+
+// createRun is CreateRun with the run due at due (zero: never) and extra
+// items in its transaction (limits.go). A refusal of an extra item is
+// returned as the transaction's cancellation, for the caller to read.
+func (w *World) createRun(ctx context.Context, run world.Run, first []world.Event, due time.Time, extra []types.TransactWriteItem) (world.Run, error) {
 	// Two items of the transaction are the run and its log head.
-	if len(first) > maxTransactItems-2 {
-		return world.Run{}, fmt.Errorf("create run %s: %d first events, at most %d fit one transaction", run.ID, len(first), maxTransactItems-2)
+	if limit := maxTransactItems - 2 - len(extra); len(first) > limit {
+		return world.Run{}, fmt.Errorf("create run %s: %d first events, at most %d fit one transaction", run.ID, len(first), limit)
 	}
 	item := runItem{
 		itemKeys: itemKeys{PK: runPK(run.ID), SK: skRun},
@@ -40,12 +55,12 @@ func (w *World) CreateRun(ctx context.Context, run world.Run, first []world.Even
 		w.deleteObjects(ctx, keys)
 		return world.Run{}, fmt.Errorf("create run %s: %w", run.ID, err)
 	}
-	items, err := w.createRunItems(&item, events)
+	items, err := w.createRunItems(&item, events, due)
 	if err != nil {
 		w.deleteObjects(ctx, keys)
 		return world.Run{}, fmt.Errorf("create run %s: %w", run.ID, err)
 	}
-	err = w.transact(ctx, items)
+	err = w.transact(ctx, append(items, extra...))
 	if reasons, ok := cancelReasons(err); ok {
 		w.deleteObjects(ctx, keys)
 		if exists, _ := refused(reasons, 0); exists {
@@ -55,6 +70,7 @@ func (w *World) CreateRun(ctx context.Context, run world.Run, first []world.Even
 			}
 			return existing, fmt.Errorf("create run %s: %w", run.ID, world.ErrRunExists)
 		}
+		return world.Run{}, err
 	}
 	if err != nil {
 		return world.Run{}, fmt.Errorf("create run %s: %w", run.ID, err)
@@ -66,7 +82,7 @@ func (w *World) CreateRun(ctx context.Context, run world.Run, first []world.Even
 
 // createRunItems returns the transaction of CreateRun: the run first (its
 // refusal means the run exists), then the log head, then the events.
-func (w *World) createRunItems(item *runItem, events []eventItem) ([]types.TransactWriteItem, error) {
+func (w *World) createRunItems(item *runItem, events []eventItem, due time.Time) ([]types.TransactWriteItem, error) {
 	runAV, err := marshalRun(item)
 	if err != nil {
 		return nil, err
@@ -76,8 +92,8 @@ func (w *World) createRunItems(item *runItem, events []eventItem) ([]types.Trans
 		Next:     int64(len(events)) + 1,
 		Finished: item.Status.Terminal(),
 	}
-	if !head.Finished {
-		head.DueShard, head.Due = dueShard(item.ID), w.now().UnixMilli() // its first message follows
+	if !due.IsZero() {
+		head.DueShard, head.Due = dueShard(item.ID), due.UnixMilli()
 	}
 	headAV, err := marshalItem(head)
 	if err != nil {
