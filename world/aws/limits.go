@@ -197,6 +197,10 @@ func (w *World) ReleaseSlot(ctx context.Context, run world.Run, key string) erro
 		if err != nil {
 			return fmt.Errorf("release the slot of run %s: %w", run.ID, err)
 		}
+		if next != nil && next.RunID == run.ID { // the queue's front run, cancelled
+			_, err := w.removeWaiter(ctx, pk, next.SK)
+			return err
+		}
 		items, err := w.releaseItems(pk, holder, next)
 		if err != nil {
 			return fmt.Errorf("release the slot of run %s: %w", run.ID, err)

@@ -46,6 +46,7 @@ func Run(t *testing.T, newWorld func(t *testing.T) world.World) {
 		{"LastSlot", lastSlotTests},
 		{"Overdue", overdueTests},
 		{"Inbox", inboxTests},
+		{"Limiter", limiterTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
