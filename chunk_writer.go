@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 
+	payloadcodec "github.com/lambdaworkflow/workflow/codec"
+	"github.com/lambdaworkflow/workflow/internal/engine"
 	"github.com/lambdaworkflow/workflow/world"
 )
 
@@ -20,6 +22,7 @@ type chunkWriter struct {
 	ctx     context.Context
 	streams world.Streams
 	name    string
+	seal    *payloadcodec.Run // encodes each chunk; nil for a plain run
 
 	mu       sync.Mutex
 	changed  *sync.Cond // signalled when pending drains or a write ends
@@ -37,6 +40,12 @@ func newChunkWriter(ctx context.Context, streams world.Streams, name string) *ch
 }
 
 func (cw *chunkWriter) write(chunk []byte) error {
+	if cw.seal != nil {
+		var err error
+		if chunk, err = cw.seal.Encode(engine.StreamPlace(cw.name), chunk); err != nil {
+			return err
+		}
+	}
 	cw.mu.Lock()
 	defer cw.mu.Unlock()
 	for cw.err == nil && len(cw.pending) >= maxPendingChunks {

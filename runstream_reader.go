@@ -8,6 +8,7 @@ import (
 	"io"
 	"iter"
 
+	payloadcodec "github.com/lambdaworkflow/workflow/codec"
 	"github.com/lambdaworkflow/workflow/internal/engine"
 	"github.com/lambdaworkflow/workflow/world"
 )
@@ -39,6 +40,7 @@ func (r *Run[O]) Readable(ctx context.Context, namespace string, startIndex int6
 	return func(yield func(StreamChunk, error) bool) {
 		cur := &cursor{streams: r.c.world, name: engine.RunStream(r.ID, namespace), next: startIndex, idle: r.waitWrites,
 			pace: world.NewPace(2)} // each round reads the stream and the run
+		cur.decode = r.chunkDecoder(cur.name)
 		if startIndex < 0 {
 			if err := cur.seekFromEnd(ctx, -startIndex); err != nil {
 				yield(StreamChunk{}, err)
@@ -83,6 +85,33 @@ func ReadStream[T, O any](ctx context.Context, run *Run[O], namespace string, st
 				return
 			}
 		}
+	}
+}
+
+// chunkDecoder decodes the chunks of the run's stream name with the run's
+// codec, which it opens at the first chunk that needs it: a reader
+// without codecs reads a plain run's chunks with no request more.
+func (r *Run[O]) chunkDecoder(name string) func(ctx context.Context, chunk []byte) ([]byte, error) {
+	var rc *payloadcodec.Run
+	opened := false
+	return func(ctx context.Context, chunk []byte) ([]byte, error) {
+		if !opened {
+			if r.c.codec == nil && !payloadcodec.IsEncoded(chunk) {
+				return chunk, nil
+			}
+			run, err := r.c.world.GetRun(ctx, r.ID)
+			if err != nil {
+				return nil, worldError(err)
+			}
+			if rc, err = engine.OpenRun(ctx, r.c.codec, run); err != nil {
+				return nil, err
+			}
+			opened = true
+		}
+		if rc == nil {
+			return chunk, nil
+		}
+		return rc.Decode(engine.StreamPlace(name), chunk)
 	}
 }
 
@@ -135,6 +164,8 @@ type cursor struct {
 	// stream, and reports whether the stream is finished although nobody
 	// closed it. Unset, the cursor waits for the stream itself.
 	idle func(ctx context.Context, cur *cursor) (finished bool, err error)
+	// decode, if set, decodes each chunk (a run's payload codec).
+	decode func(ctx context.Context, chunk []byte) ([]byte, error)
 }
 
 // read returns the next chunk and its index; io.EOF after the last one of
@@ -162,6 +193,13 @@ func (c *cursor) read(ctx context.Context) ([]byte, int64, error) {
 		}
 	}
 	chunk := c.page[0]
+	if c.decode != nil {
+		plain, err := c.decode(ctx, chunk)
+		if err != nil {
+			return nil, 0, fmt.Errorf("stream %s, chunk %d: %w", c.name, c.next, err)
+		}
+		chunk = plain
+	}
 	c.page = c.page[1:]
 	c.next++
 	return chunk, c.next - 1, nil

@@ -93,6 +93,7 @@ func (s *stepStreams) open(ctx context.Context, info engine.StepInfo, namespace 
 		return nil, err
 	}
 	cw := newChunkWriter(ctx, info.World, name)
+	cw.seal = info.Codec
 	s.writers[name] = cw
 	return cw, nil
 }

@@ -25,6 +25,13 @@ const (
 	fixedHeader    = 5
 )
 
+// IsEncoded reports whether data starts with the header of an encoded
+// payload. No JSON value does, so a plain run's payloads never pass for
+// encoded ones.
+func IsEncoded(data []byte) bool {
+	return len(data) >= fixedHeader && data[0] == magic0 && data[1] == magic1
+}
+
 func header(names []string, encrypted bool) []byte {
 	size := fixedHeader
 	for _, n := range names {

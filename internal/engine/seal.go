@@ -41,7 +41,7 @@ const sealedKey = "$sealed"
 
 // openRun returns the codec of the run, nil for a plain run.
 func (e *Engine) openRun(ctx context.Context, run world.Run) (*codec.Run, error) {
-	return e.Codec.Open(ctx, run.ID, run.Attributes[AttrCodec])
+	return OpenRun(ctx, e.Codec, run)
 }
 
 // sealEvents returns evs with their user data encoded for r (evs itself
@@ -130,6 +130,16 @@ func openEvent(r *codec.Run, ev world.Event) (world.Event, error) {
 	}
 	ev.Payload = mustMarshal(m)
 	return ev, nil
+}
+
+// StreamPlace is where a chunk of the named stream belongs, for its codec.
+// Not its index: a writer appends without knowing it.
+func StreamPlace(name string) string { return "stream/" + name }
+
+// OpenRun returns the codec of a run c can read (nil for a plain run),
+// or why it cannot.
+func OpenRun(ctx context.Context, c *codec.Chain, run world.Run) (*codec.Run, error) {
+	return c.Open(ctx, run.ID, run.Attributes[AttrCodec])
 }
 
 // The places of a run entity's encoded fields.

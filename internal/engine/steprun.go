@@ -11,6 +11,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/lambdaworkflow/workflow/codec"
 	"github.com/lambdaworkflow/workflow/world"
 )
 
@@ -25,6 +26,9 @@ type StepInfo struct {
 	Logger *slog.Logger
 	// Now is the engine's clock, for steps that write to other runs' logs.
 	Now func() time.Time
+	// Codec encodes what the step writes to the run's streams; nil for a
+	// plain run.
+	Codec *codec.Run
 }
 
 type stepInfoKey struct{}
@@ -97,7 +101,7 @@ func (inv *invocation) startAttempt(op *Op, def *StepDef) {
 	op.step.startedAt = inv.e.now()
 	inv.running++
 	inv.logAt(slog.LevelDebug, "workflow: step attempt started", stepArgs(op, op.step.attempt)...)
-	info := StepInfo{RunID: inv.run.ID, StepID: op.ID(), Name: op.Name, Attempt: op.step.attempt, World: inv.e.World, Now: inv.e.now,
+	info := StepInfo{RunID: inv.run.ID, StepID: op.ID(), Name: op.Name, Attempt: op.step.attempt, World: inv.e.World, Now: inv.e.now, Codec: inv.seal,
 		Logger: inv.log.With(stepArgs(op, op.step.attempt)...)}
 	ctx, span := inv.startStepSpan(context.WithValue(inv.ctx, stepInfoKey{}, info), op, op.step.attempt)
 	go func(attempt int, input json.RawMessage) {

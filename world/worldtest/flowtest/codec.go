@@ -11,6 +11,7 @@ import (
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/codec"
 	"github.com/lambdaworkflow/workflow/codec/zstd"
+	"github.com/lambdaworkflow/workflow/internal/engine"
 	"github.com/lambdaworkflow/workflow/world"
 )
 
@@ -34,7 +35,14 @@ var codecScenarios = []struct {
 // World may hold it for a sealed run.
 const secret = "card-4242-4242"
 
-var confideStep = workflow.DefineStep("flowtest.louder", func(_ context.Context, s string) (string, error) {
+var confideStep = workflow.DefineStep("flowtest.louder", func(ctx context.Context, s string) (string, error) {
+	w, err := workflow.Writer[string](ctx, "")
+	if err != nil {
+		return "", err
+	}
+	if err := w.Write("said " + s); err != nil {
+		return "", err
+	}
 	return strings.ToUpper(s) + " " + strings.Repeat(s, 40), nil // long enough to compress
 })
 
@@ -93,6 +101,15 @@ func confideOnce(t *testing.T, e *env, client *workflow.Client) *workflow.Run[st
 	if got, want := result(t, e, run), strings.ToUpper(secret)+"/pin "+secret; got != want {
 		t.Fatalf("result %q, want %q", got, want)
 	}
+	reader, err := workflow.GetRun[string](e.ctx, client, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for v, err := range workflow.ReadStream[string](e.ctx, reader, "", 0) {
+		if err != nil || v != "said "+secret {
+			t.Fatalf("stream: %q, %v", v, err)
+		}
+	}
 	return run
 }
 
@@ -111,7 +128,11 @@ func stored(t *testing.T, e *env, runID string) []byte {
 	for _, ev := range evs {
 		all = append(all, ev.Payload...)
 	}
-	return all
+	chunks, _, err := e.world.ReadStream(e.ctx, engine.RunStream(runID, ""), 0)
+	if err != nil || len(chunks) != 1 {
+		t.Fatalf("the run's stream holds %d chunks (%v), want 1", len(chunks), err)
+	}
+	return append(all, chunks[0]...)
 }
 
 func sealedRunRoundTrip(t *testing.T, w world.World) {
