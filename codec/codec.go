@@ -122,6 +122,11 @@ func (c *Chain) Start(ctx context.Context, runID string) (attr string, r *Run, e
 	return version + " " + wrapped, r, nil
 }
 
+// Encrypts reports whether the chain encrypts the runs it starts: it has
+// keys and is not disabled. (Package dynamic then executes only code
+// stored encrypted, which no one without a key can have written.)
+func (c *Chain) Encrypts() bool { return c != nil && c.keys != nil && !c.disabled }
+
 // Open returns the Run that encodes and decodes the payloads of a run
 // whose $codec attribute is attr: nil for a plain run (attr ""). It
 // unwraps the run's data key, once per key while the Chain caches it.

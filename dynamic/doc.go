@@ -98,9 +98,15 @@
 //     DynamoDB table, the embedded World's directory) can make every
 //     enabled worker run code of their choosing, over any step an alias in
 //     that log names. The hash detects corruption, not an attacker, who
-//     can rewrite both. Only a log sealed by an authenticated payload
-//     codec (encryption whose key the writer lacks) closes this; without
-//     one, guard the storage as you guard the deployment.
+//     can rewrite both. A sealed log closes this: give the workers and the
+//     starters a payload codec that encrypts (package codec,
+//     workflow.WithPayloadCodec). The source is then stored encrypted and
+//     authenticated under the run's key, a source altered in storage fails
+//     to decrypt, and a worker whose codec encrypts refuses to execute a
+//     dynamic run stored in the clear ([ErrUnsealed]), which anyone with
+//     write access could have made. (So turn encryption on when no plain
+//     dynamic run is in flight: those fail at their next execution.)
+//     Without one, guard the storage as you guard the deployment.
 //   - The step map and the workflow name are readable by anyone who can
 //     read the run.
 //

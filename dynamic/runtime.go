@@ -29,6 +29,9 @@ func run(c *engine.Ctx, raw json.RawMessage) (json.RawMessage, error) {
 	if !c.DynamicWorkflows() {
 		return nil, ErrDisabled
 	}
+	if c.UnsealedCode() {
+		return nil, ErrUnsealed
+	}
 	in, err := dynsource.Decode(raw)
 	if err != nil {
 		return nil, err

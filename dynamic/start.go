@@ -35,6 +35,11 @@ const (
 // dynamic workflows on; a run that reaches such a worker fails with it.
 var ErrDisabled = errors.New("dynamic workflows are off: set " + engine.DynamicEnv + "=1 (or WorkerOptions.DynamicWorkflows on the workers and dynamic.WithEnabled on the starters)")
 
+// ErrUnsealed fails a dynamic run whose stored code is not encrypted when
+// it reaches a worker whose payload codec encrypts: whoever can write the
+// World's storage could have written that code.
+var ErrUnsealed = errors.New("dynamic workflow refused: this worker encrypts runs (WorkerOptions.Codec) and the run's stored source is not encrypted, so it may have been written past the codec; start it with a client that has the workers' codec (workflow.WithPayloadCodec)")
+
 // StartOption configures Start.
 type StartOption func(*startConfig)
 
@@ -92,7 +97,8 @@ func WithMaxExecutionSteps(n uint64) StartOption {
 // an unknown name (each naming its line), an alias bound to no registered
 // step, a steps.alias the map lacks. The source, its hash and the step map
 // are stored in the run's input, so every replay runs this code whatever
-// the deployment holds by then.
+// the deployment holds by then; the client's payload codec
+// (workflow.WithPayloadCodec) seals them with the rest of the input.
 func Start[O any](ctx context.Context, c *workflow.Client, code string, steps Steps, input any, opts ...StartOption) (*workflow.Run[O], error) {
 	cfg := startConfig{maxSourceBytes: DefaultMaxSourceBytes, source: dynsource.Source{
 		MaxSteps: DefaultMaxSteps, MaxExecutionSteps: DefaultMaxExecutionSteps,

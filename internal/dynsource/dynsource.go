@@ -11,6 +11,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -61,10 +62,16 @@ func (s Source) WorkflowName() string {
 	return engine.DynamicPrefix + hex.EncodeToString(h.Sum(nil))[:16]
 }
 
+// ErrSealed says a stored source is encoded by its run's payload codec.
+var ErrSealed = errors.New("the stored source is sealed by the run's payload codec; reading it needs the run's key")
+
 // Decode reads a dynamic run's input and checks that its code is the code
 // it was started with.
 func Decode(raw json.RawMessage) (Input, error) {
 	var in Input
+	if engine.IsSealed(raw) {
+		return in, ErrSealed
+	}
 	if err := json.Unmarshal(raw, &in); err != nil {
 		return in, fmt.Errorf("dynamic workflow: decoding the stored source: %w", err)
 	}

@@ -43,6 +43,21 @@ func DynamicFromEnv() bool {
 // execute code stored with a run.
 func (c *Ctx) DynamicWorkflows() bool { return c.inv.e.DynamicWorkflows || DynamicFromEnv() }
 
+// UnsealedCode reports whether the run's stored code must not run: this
+// engine encrypts the runs it starts, and this run's payloads are not
+// encrypted, so anyone with write access to the storage could have written
+// them, past the codec.
+func (c *Ctx) UnsealedCode() bool {
+	return c.inv.e.Codec.Encrypts() && (c.inv.seal == nil || !c.inv.seal.Encrypted())
+}
+
 // DecodeError revives an error a step or child recorded, with the types
 // the root package's codec knows.
 func (c *Ctx) DecodeError(raw json.RawMessage) error { return c.inv.e.Errors.Decode(raw) }
+
+// IsSealed says whether a run's stored input or output is encoded by its
+// payload codec (so only a reader with the chain can show it).
+func IsSealed(raw json.RawMessage) bool {
+	var v map[string]json.RawMessage
+	return json.Unmarshal(raw, &v) == nil && v[sealedKey] != nil
+}

@@ -1,6 +1,7 @@
 package flowtest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,6 +29,7 @@ var dynamicScenarios = []scenario{
 	{"DynamicRefusalsWriteNothing", dynamicRefusalsWriteNothing},
 	{"DynamicLoopHitsTheExecutionLimit", dynamicLoopHitsTheExecutionLimit},
 	{"DynamicParallelJoin", dynamicParallelJoin},
+	{"DynamicSourceSealed", dynamicSourceSealed},
 }
 
 // newDynamicEnv is an env with no worker: the scenario serves its World
@@ -294,5 +296,31 @@ def workflow(input):
 	out := result(t, e, run)
 	if fmt.Sprint(out.Squares) != "[0 1 4 9 16 25]" || out.Which != 0 || out.Msg != "in time" {
 		t.Errorf("the run returned %+v, want squares [0 1 4 9 16 25] and the hook's message first", out)
+	}
+}
+
+// dynamicSourceSealed: a dynamic run started through an encrypting codec
+// stores no byte of its source in the clear and runs on a worker with the
+// key; a plain dynamic run (its code writable by anyone with access to
+// the storage) reaching that worker fails instead of running.
+func dynamicSourceSealed(t *testing.T, e *env) {
+	chain := chainOf(t, "k1", newKeyring(t, "k1"))
+	e.serve(workflow.WorkerOptions{Codec: chain})
+	sealedClient := workflow.NewClient(e.world, workflow.WithPayloadCodec(chain))
+	code := "def workflow(input):\n    return steps.tag(\"" + secret + "\")\n"
+	run, err := dynamic.Start[string](e.ctx, sealedClient, code, dynamic.Steps{"tag": dynTagB}, nil, dynamic.WithEnabled(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run.Result(e.ctx); out != "B:"+secret || err != nil {
+		t.Errorf("the sealed dynamic run returned %q, %v", out, err)
+	}
+	if raw := stored(t, e, run.ID); bytes.Contains(raw, []byte(secret)) || bytes.Contains(raw, []byte("def workflow")) {
+		t.Error("the World holds the sealed run's source in the clear")
+	}
+
+	plain := startDynamic[string](t, e, code, dynamic.Steps{"tag": dynTagB}, nil)
+	if _, err := plain.Result(e.ctx); err == nil || !strings.Contains(err.Error(), "stored source is not encrypted") {
+		t.Errorf("a plain dynamic run on an encrypting worker ended with %v, want it refused", err)
 	}
 }
