@@ -300,14 +300,14 @@ def workflow(input):
 }
 
 // dynamicSourceSealed: a dynamic run started through an encrypting codec
-// stores no byte of its source in the clear and runs on a worker with the
-// key; a plain dynamic run (its code writable by anyone with access to
+// stores no byte of its source, its step's result or what it wrote to its
+// stream in the clear, and runs on a worker with the key; a plain dynamic run (its code writable by anyone with access to
 // the storage) reaching that worker fails instead of running.
 func dynamicSourceSealed(t *testing.T, e *env) {
 	chain := chainOf(t, "k1", newKeyring(t, "k1"))
 	e.serve(workflow.WorkerOptions{Codec: chain})
 	sealedClient := workflow.NewClient(e.world, workflow.WithPayloadCodec(chain))
-	code := "def workflow(input):\n    return steps.tag(\"" + secret + "\")\n"
+	code := "def workflow(input):\n    write(\"said " + secret + "\")\n    return steps.tag(\"" + secret + "\")\n"
 	run, err := dynamic.Start[string](e.ctx, sealedClient, code, dynamic.Steps{"tag": dynTagB}, nil, dynamic.WithEnabled(true))
 	if err != nil {
 		t.Fatal(err)
