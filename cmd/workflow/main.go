@@ -44,6 +44,7 @@ var commands = []command{
 	{"redrive", "", "put dead letters back on the queue (all, or --run/--workflow), once what made them fail is fixed", redrive},
 	{"deployments", "", "count the runs in flight on each deployment (which old versions may go)", deployments},
 	{"gc", "", "delete the finished runs past their retention now (the embedded World's worker does so every 10 minutes)", gc},
+	{"migrate run-indexes", "", "list the AWS World's runs written before its listing indexes were write-sharded again (once, after upgrading the stack: docs/AWS.md)", migrateRunIndexes},
 	{"web", "", "serve the run viewer: run list, timelines, payloads, live", web},
 	{"replay", "", "replay every run in flight on the example's workflows (the deploy gate); exit 1 if one would fail", replayRunning},
 }

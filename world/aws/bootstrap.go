@@ -40,7 +40,8 @@ const tableWait = 5 * time.Minute
 // same settings. A table or bucket that exists already is kept as it is;
 // SQS returns an existing queue only if its attributes match.
 //
-//   - table: on-demand, key (pk, sk), the two run listing indexes, the
+//   - table: on-demand, key (pk, sk), the two write-sharded run listing
+//     indexes (listing.go), the
 //     keys-only index of runs by due time (overdue.go), TTL on expiresAt;
 //   - queue: standard, default delay and receive wait 0 (the SDK cannot
 //     send a zero, so the World relies on these defaults), 14 days'
@@ -64,6 +65,10 @@ func Bootstrap(ctx context.Context, cfg aws.Config, names Names) (Options, error
 	return Options{Table: names.Table, QueueURL: queueURL, Bucket: names.Bucket, DeadLetterQueueURL: deadURL}, nil
 }
 
+// listedAttributes are what the listing indexes project beside their keys:
+// what ListRuns filters on (listing.go); template.yaml has the same.
+var listedAttributes = []string{attrWorkflow, "status", "attributes", attrExpiresAt}
+
 func createTable(ctx context.Context, ddb *dynamodb.Client, table string) error {
 	str := func(name string) ddbtypes.AttributeDefinition {
 		return ddbtypes.AttributeDefinition{AttributeName: aws.String(name), AttributeType: ddbtypes.ScalarAttributeTypeS}
@@ -74,17 +79,17 @@ func createTable(ctx context.Context, ddb *dynamodb.Client, table string) error 
 			{AttributeName: aws.String(rng), KeyType: ddbtypes.KeyTypeRange},
 		}
 	}
-	all := &ddbtypes.Projection{ProjectionType: ddbtypes.ProjectionTypeAll}
+	listed := &ddbtypes.Projection{ProjectionType: ddbtypes.ProjectionTypeInclude, NonKeyAttributes: listedAttributes}
 	keysOnly := &ddbtypes.Projection{ProjectionType: ddbtypes.ProjectionTypeKeysOnly}
 	due := ddbtypes.AttributeDefinition{AttributeName: aws.String(attrDue), AttributeType: ddbtypes.ScalarAttributeTypeN}
 	_, err := ddb.CreateTable(ctx, &dynamodb.CreateTableInput{
 		TableName:            aws.String(table),
 		BillingMode:          ddbtypes.BillingModePayPerRequest,
-		AttributeDefinitions: []ddbtypes.AttributeDefinition{str(attrPK), str(attrSK), str(attrListAll), str(attrWorkflow), str(attrCreated), str(attrDueShard), due},
+		AttributeDefinitions: []ddbtypes.AttributeDefinition{str(attrPK), str(attrSK), str(attrCreatedShard), str(attrWorkflowShard), str(attrCreated), str(attrDueShard), due},
 		KeySchema:            key(attrPK, attrSK),
 		GlobalSecondaryIndexes: []ddbtypes.GlobalSecondaryIndex{
-			{IndexName: aws.String(indexAll), KeySchema: key(attrListAll, attrCreated), Projection: all},
-			{IndexName: aws.String(indexWorkflow), KeySchema: key(attrWorkflow, attrCreated), Projection: all},
+			{IndexName: aws.String(indexCreated), KeySchema: key(attrCreatedShard, attrCreated), Projection: listed},
+			{IndexName: aws.String(indexWorkflow), KeySchema: key(attrWorkflowShard, attrCreated), Projection: listed},
 			{IndexName: aws.String(indexDue), KeySchema: key(attrDueShard, attrDue), Projection: keysOnly},
 		},
 	})

@@ -59,20 +59,25 @@ func (w *World) updateIf(ctx context.Context, key ddbItem, update expression.Upd
 	return refusal(err)
 }
 
-// deleteIf deletes the item at key if cond holds.
+// deleteIf deletes the item at key if cond holds, and returns the item as
+// it was, deleted or refused.
 func (w *World) deleteIf(ctx context.Context, key ddbItem, cond expression.ConditionBuilder) (held ddbItem, refused bool, err error) {
 	e, err := expression.NewBuilder().WithCondition(cond).Build()
 	if err != nil {
 		return nil, false, err
 	}
-	_, err = w.ddb.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+	out, err := w.ddb.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName:                           &w.opts.Table,
 		Key:                                 key,
 		ConditionExpression:                 e.Condition(),
 		ExpressionAttributeNames:            e.Names(),
 		ExpressionAttributeValues:           e.Values(),
+		ReturnValues:                        types.ReturnValueAllOld,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
+	if err == nil {
+		return out.Attributes, false, nil
+	}
 	return refusal(err)
 }
 

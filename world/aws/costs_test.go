@@ -65,7 +65,7 @@ func TestCallCosts(t *testing.T) {
 		{"ListRuns, one page", w, func(ctx context.Context) error {
 			_, err := w.ListRuns(ctx, world.RunFilter{Workflow: "wf", Limit: 1})
 			return err
-		}, ok, calls{"DynamoDB.Query": 1, "DynamoDB.BatchGetItem": 1, "S3.GetObject": 1}},
+		}, ok, calls{"DynamoDB.Query": listShards, "DynamoDB.BatchGetItem": 1, "S3.GetObject": 1}},
 		{"AppendEvents with an update", w, func(ctx context.Context) error {
 			_, err := w.AppendEvents(ctx, "r", 3, []world.Event{testEvent(world.StepCreated, "")}, &world.RunUpdate{Status: world.StatusRunning})
 			return err
@@ -104,8 +104,8 @@ func TestCallCosts(t *testing.T) {
 			ok, calls{"DynamoDB.Query": 1}},
 		{"Inbox", w, func(ctx context.Context) error { _, err := w.Inbox(ctx, "r"); return err },
 			ok, calls{"DynamoDB.Query": 1, "S3.GetObject": 1}},
-		{"Withdraw", w, func(ctx context.Context) error { _, err := w.Withdraw(ctx, "r", "m2"); return err },
-			ok, calls{"DynamoDB.DeleteItem": 1}},
+		{"Withdraw of a message with a 1 MB payload", w, func(ctx context.Context) error { _, err := w.Withdraw(ctx, "r", "m2"); return err },
+			ok, calls{"DynamoDB.DeleteItem": 1, "S3.DeleteObject": 1}},
 		{"AppendFolded", w, func(ctx context.Context) error {
 			_, err := w.AppendFolded(ctx, "a", "r", 5, nil, nil, []string{"m1"})
 			return err

@@ -16,7 +16,8 @@
 // One table, key (pk, sk), both strings:
 //
 //	pk              sk                    item
-//	run#<id>        run                   the run (world.Run, JSON names)
+//	run#<id>        run                   the run (world.Run, JSON names), its listing keys
+//	                                      (created, createdShard, workflowShard: listing.go)
 //	run#<id>        ev#<slot, 20 digits>  an event
 //	run#<id>        ev#head               log head: next free slot, finished, lease owner and expiry,
 //	                                      due time (overdue.go)
@@ -33,14 +34,17 @@
 // GetRun reads both in one Query: Run.LastSlot is the head's next slot
 // minus one, and no append writes the run item just to keep it (the run
 // item is projected into the listing indexes). Runs are listed through two indexes, both sorted
-// by write time then ID, newest first: runs-by-created (every run) and
-// runs-by-workflow (ListRuns with a Workflow filter). Status and attribute
-// filters are applied while reading: a FilterExpression would be charged
-// the same reads. Indexes are eventually consistent on AWS, so a run can
-// take a moment to be listed, and runs-by-created has a single partition,
-// which bounds run-item writes to what one index partition takes (about a
-// thousand a second). A third, runs-by-due, sparse and keys only, holds
-// the log heads of runs due to move, for the stuck-run check (overdue.go).
+// by write time then ID, newest first and write-sharded (listing.go):
+// runs-by-created-shard (every run, partition createdShard "runs#<k>")
+// and runs-by-workflow-shard (ListRuns with a Workflow filter, partition
+// workflowShard "<workflow>#<k>"), k one of 16 by a hash of the run ID;
+// a listing queries the 16 partitions in parallel and merges them. They
+// project only what the filters read; the page's runs are then read from
+// the table with their heads. Status and attribute filters are applied
+// while reading: a FilterExpression would be charged the same reads.
+// Indexes are eventually consistent on AWS, so a run can take a moment to
+// be listed. A third, runs-by-due, sparse and keys only, holds the log
+// heads of runs due to move, for the stuck-run check (overdue.go).
 // The TTL attribute is expiresAt.
 //
 // # Appends
@@ -211,22 +215,26 @@
 //	StartRun                          CreateRun's, 1 SendMessage without the DedupKey's marker
 //	  of an unfinished run            CreateRun's, then Enqueue with the DedupKey
 //	GetRun                            1 Query of run and log head (+ 1 GetObject per payload in S3)
-//	ListRuns                          1 Query per page read, 1 BatchGetItem of log heads
-//	                                  per 100 runs listed (+ GetObjects)
+//	ListRuns                          16 Query (one per shard) and 1 per further page a shard
+//	                                  reads, 1 BatchGetItem of runs and log heads per 50 runs
+//	                                  listed (+ GetObjects)
+//	MigrateRunIndexes                 1 Scan per page, 1 UpdateItem per run without shard keys
 //	AppendEvents                      1 TransactWriteItems (events + 1, + 1 with an update)
 //	  at a taken slot                 1 TransactWriteItems, 1 Query
 //	  AppendLeased                    the same: the lease is checked in the head's condition
 //	Events                            1 Query (+ GetObjects)
 //	Deliver                           1 PutItem, delivered again or not (+ 1 PutObject)
 //	Inbox                             1 Query (+ GetObjects)
-//	Withdraw                          1 DeleteItem
-//	AppendFolded                      1 TransactWriteItems (events + messages + 1 items)
+//	Withdraw                          1 DeleteItem (+ 1 DeleteObject of a payload in S3)
+//	AppendFolded                      1 TransactWriteItems (events + messages + 1 items),
+//	                                  + 1 DeleteObject per folded message whose payload was in S3
 //	AcquireLease, RenewLease,         1 UpdateItem each (of the log head), refused or not
 //	  ReleaseLease
 //	  ReleaseLease after the log grew 2 UpdateItem (the second makes the run due now)
 //	OverdueRuns                       16 Query of the runs-by-due index (one per shard),
 //	                                  1 BatchGetItem per 100 candidates
-//	MarkRequeued                      1 UpdateItem
+//	MarkRequeued                      1 UpdateItem; a run due by its inbox 1 refused UpdateItem,
+//	                                  1 Query of the inbox, 1 TransactWriteItems
 //	ClaimHook                         1 PutItem; a takeover 2
 //	GetHook                           1 GetItem
 //	DisposeHook                       1 DeleteItem, or 1 UpdateItem with retention

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -89,6 +90,7 @@ func (w *World) Inbox(ctx context.Context, runID string) ([]world.InboxMessage, 
 		if err := w.loadBlob(ctx, item.PayloadRef, (*[]byte)(&item.Event.Payload)); err != nil {
 			return nil, fmt.Errorf("inbox of run %s: %w", runID, err)
 		}
+		w.inboxObjects.remember(runID, item.ID, item.PayloadRef)
 		msgs = append(msgs, world.InboxMessage{ID: item.ID, Event: item.Event})
 	}
 	slices.SortFunc(msgs, func(a, b world.InboxMessage) int {
@@ -97,12 +99,16 @@ func (w *World) Inbox(ctx context.Context, runID string) ([]world.InboxMessage, 
 	return msgs, nil
 }
 
-// Withdraw implements world.Inbox with one conditional DeleteItem.
+// Withdraw implements world.Inbox with one conditional DeleteItem (and,
+// for a payload in S3, a DeleteObject of it).
 func (w *World) Withdraw(ctx context.Context, runID, id string) (bool, error) {
 	key := itemKeys{PK: runPK(runID), SK: inboxSK(id)}.key()
-	_, refused, err := w.deleteIf(ctx, key, expression.AttributeExists(expression.Name(attrPK)))
+	held, refused, err := w.deleteIf(ctx, key, expression.AttributeExists(expression.Name(attrPK)))
 	if err != nil {
 		return false, fmt.Errorf("withdraw %s from run %s: %w", id, runID, err)
+	}
+	if ref := stringAttr(held, "payloadRef"); !refused && ref != "" {
+		w.deleteObjects(ctx, []string{ref})
 	}
 	return !refused, nil
 }
@@ -111,11 +117,58 @@ func (w *World) Withdraw(ctx context.Context, runID, id string) (bool, error) {
 // conditional Delete of each message folded, so a message is in the log or
 // in the inbox, never both nor neither. Each message costs the transaction
 // two of its items (its event and its delete).
+//
+// A folded message whose payload was in S3 has it written again with its
+// event (or not at all, for a message the log records already), so its
+// own object is deleted once the fold commits: the World knows it from
+// the Inbox read the fold follows.
 func (w *World) AppendFolded(ctx context.Context, owner, runID string, from int64, events []world.Event, update *world.RunUpdate, folded []string) ([]world.Event, error) {
 	if owner == "" {
 		return nil, fmt.Errorf("append to run %s: no lease owner: %w", runID, world.ErrLeaseLost)
 	}
-	return w.appendEvents(ctx, owner, runID, from, events, update, folded)
+	missed, err := w.appendEvents(ctx, owner, runID, from, events, update, folded)
+	if err == nil {
+		w.deleteObjects(ctx, w.inboxObjects.take(runID, folded))
+	}
+	return missed, err
+}
+
+// inboxObjectsKept bounds how many inbox messages' S3 objects a World
+// remembers between an Inbox read and the fold that follows it.
+const inboxObjectsKept = 4096
+
+// inboxObjects are the S3 objects of the messages with a large payload
+// this World read from inboxes and has not folded yet. One forgotten (the
+// bound reached, or folded by another process) is left in the bucket.
+type inboxObjects struct {
+	mu   sync.Mutex
+	refs map[string]string // run ID, NUL, message ID → object key
+}
+
+func (o *inboxObjects) remember(runID, id, ref string) {
+	if ref == "" {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.refs == nil || len(o.refs) >= inboxObjectsKept {
+		o.refs = map[string]string{}
+	}
+	o.refs[runID+"\x00"+id] = ref
+}
+
+// take returns and forgets the objects of the folded messages.
+func (o *inboxObjects) take(runID string, folded []string) []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var keys []string
+	for _, id := range folded {
+		if ref, ok := o.refs[runID+"\x00"+id]; ok {
+			keys = append(keys, ref)
+			delete(o.refs, runID+"\x00"+id)
+		}
+	}
+	return keys
 }
 
 // inboxDeletes are the Deletes of folded messages in an append's

@@ -15,16 +15,15 @@ const (
 	attrPK = "pk"
 	attrSK = "sk"
 
-	// indexAll lists every run, newest first: partition attrListAll (always
-	// listAllValue), sort attrCreated.
-	indexAll     = "runs-by-created"
-	attrListAll  = "listAll"
-	listAllValue = "run"
-	// indexWorkflow lists one workflow's runs, newest first: partition
-	// attrWorkflow, sort attrCreated.
-	indexWorkflow = "runs-by-workflow"
-	attrWorkflow  = "workflow"
-	attrCreated   = "created"
+	// indexCreated lists every run, newest first, and indexWorkflow one
+	// workflow's: partitions attrCreatedShard and attrWorkflowShard, each
+	// of listShards values per listing; sort attrCreated (listing.go).
+	indexCreated      = "runs-by-created-shard"
+	attrCreatedShard  = "createdShard"
+	indexWorkflow     = "runs-by-workflow-shard"
+	attrWorkflowShard = "workflowShard"
+	attrWorkflow      = "workflow"
+	attrCreated       = "created"
 
 	// indexDue lists the runs with a due time (see overdue.go), sparse and
 	// keys only: partition attrDueShard (one of dueShards), sort attrDue.
@@ -78,9 +77,10 @@ func (k itemKeys) key() map[string]types.AttributeValue {
 // live in S3 under the *Ref keys.
 type runItem struct {
 	itemKeys
-	ListAll   string `json:"listAll"`
-	Created   string `json:"created"` // listing order: write time, then ID
-	ExpiresAt int64  `json:"expiresAt,omitempty"`
+	CreatedShard  string `json:"createdShard"`
+	WorkflowShard string `json:"workflowShard,omitempty"` // absent without a workflow
+	Created       string `json:"created"`                 // listing order: write time, then ID
+	ExpiresAt     int64  `json:"expiresAt,omitempty"`
 	world.Run
 	InputRef  string `json:"inputRef,omitempty"`
 	OutputRef string `json:"outputRef,omitempty"`

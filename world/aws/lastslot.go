@@ -56,52 +56,44 @@ const (
 	batchGetAttempts = 5
 )
 
-// setLastSlots sets the LastSlot of listed runs from their log heads.
-func (w *World) setLastSlots(ctx context.Context, runs []world.Run) error {
-	at := make(map[string]*world.Run, len(runs))
-	ids := make([]string, len(runs))
-	for i := range runs {
-		at[runPK(runs[i].ID)] = &runs[i]
-		ids[i] = runs[i].ID
+// readHeads reads the log heads of runs with consistent BatchGetItems and
+// hands each to f. A run with no head is left out.
+func (w *World) readHeads(ctx context.Context, runIDs []string, f func(logHead)) error {
+	keys := make([]map[string]types.AttributeValue, len(runIDs))
+	for i, id := range runIDs {
+		keys[i] = w.logHeadKey(id)
 	}
-	err := w.readHeads(ctx, ids, func(head logHead) {
-		if r := at[head.PK]; r != nil {
-			r.LastSlot = lastSlot(head)
+	return w.batchGet(ctx, keys, func(av map[string]types.AttributeValue) error {
+		var head logHead
+		if err := unmarshalItem(av, &head); err != nil {
+			return fmt.Errorf("decode log head: %w", err)
 		}
+		f(head)
+		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("list runs: %w", err)
-	}
-	return nil
 }
 
-// readHeads reads the log heads of runs with consistent BatchGetItems of
-// up to maxBatchGet heads each, and hands each to f. A run with no head is
-// left out.
-func (w *World) readHeads(ctx context.Context, runIDs []string, f func(logHead)) error {
-	for start := 0; start < len(runIDs); start += maxBatchGet {
-		keys := make([]map[string]types.AttributeValue, 0, maxBatchGet)
-		for _, id := range runIDs[start:min(start+maxBatchGet, len(runIDs))] {
-			keys = append(keys, w.logHeadKey(id))
-		}
-		request := map[string]types.KeysAndAttributes{w.opts.Table: {Keys: keys, ConsistentRead: aws.Bool(true)}}
+// batchGet reads items by key with consistent BatchGetItems of up to
+// maxBatchGet keys each, and hands each item found to f, in no order.
+func (w *World) batchGet(ctx context.Context, keys []map[string]types.AttributeValue, f func(map[string]types.AttributeValue) error) error {
+	for start := 0; start < len(keys); start += maxBatchGet {
+		batch := keys[start:min(start+maxBatchGet, len(keys))]
+		request := map[string]types.KeysAndAttributes{w.opts.Table: {Keys: batch, ConsistentRead: aws.Bool(true)}}
 		for attempt := 1; len(request) > 0; attempt++ {
 			if attempt > batchGetAttempts {
-				return fmt.Errorf("%d log heads still unread after %d tries", len(request[w.opts.Table].Keys), batchGetAttempts)
+				return fmt.Errorf("%d items still unread after %d tries", len(request[w.opts.Table].Keys), batchGetAttempts)
 			}
 			if attempt > 1 {
 				pause(ctx, time.Duration(attempt)*50*time.Millisecond) // DynamoDB left keys out: it is busy
 			}
 			out, err := w.ddb.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: request})
 			if err != nil {
-				return fmt.Errorf("read log heads: %w", err)
+				return fmt.Errorf("batch read: %w", err)
 			}
 			for _, av := range out.Responses[w.opts.Table] {
-				var head logHead
-				if err := unmarshalItem(av, &head); err != nil {
-					return fmt.Errorf("decode log head: %w", err)
+				if err := f(av); err != nil {
+					return err
 				}
-				f(head)
 			}
 			request = out.UnprocessedKeys // throttled keys, to ask for again
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/lambdaworkflow/workflow/world"
 )
@@ -41,10 +42,14 @@ import (
 const dueShards = 16
 
 // dueShard is a run's shard of the due index.
-func dueShard(runID string) string {
+func dueShard(runID string) string { return "due#" + strconv.Itoa(shardOf(runID, dueShards)) }
+
+// shardOf is a run's shard of n, by a hash of its ID: the same for every
+// write of the run, spread evenly over runs.
+func shardOf(runID string, n int) int {
 	h := fnv.New32a()
 	h.Write([]byte(runID))
-	return "due#" + strconv.Itoa(int(h.Sum32()%dueShards))
+	return int(h.Sum32() % uint32(n))
 }
 
 // setDue adds to a log head's update that the run is due at at (zero:
@@ -160,29 +165,88 @@ func (w *World) dueBefore(ctx context.Context, shard string, before time.Time, l
 	return due[:min(len(due), limit)], nil
 }
 
-// MarkRequeued implements world.Overdue with one conditional UpdateItem.
+// MarkRequeued implements world.Overdue with one conditional UpdateItem
+// when the run's head holds the due time the check found. A run due by
+// its inbox (its head says nothing is due: it waits for a hook) is marked
+// only while a message delivered by then still waits there: a message
+// withdrawn since (its resumer found the hook taken over) leaves a run
+// that is rightly idle, and marking it due would have the next check
+// fail it as stuck. That is a refused UpdateItem, a Query of the inbox
+// and a TransactWriteItems of the mark and a check that the message is
+// still there.
 func (w *World) MarkRequeued(ctx context.Context, run world.OverdueRun, now time.Time) error {
 	update := w.setDue(expression.Set(expression.Name("requeued"), expression.Value(run.LastSlot)), run.RunID, now)
-	cond := expression.And(
+	unmoved := expression.And(
 		expression.Name("next").Equal(expression.Value(run.LastSlot+1)),
-		expression.Or( // due by its inbox, the head has none
-			expression.Name(attrDue).Equal(expression.Value(run.Due.UnixMilli())),
-			expression.AttributeNotExists(expression.Name(attrDue)),
-		),
 		expression.Name("finished").Equal(expression.Value(false)),
 		expression.Or(
 			expression.AttributeNotExists(expression.Name("leaseOwner")),
 			expression.Name("leaseUntil").LessThanEqual(expression.Value(now.UnixMilli())),
 		),
 	)
-	found, refused, err := w.updateIf(ctx, w.logHeadKey(run.RunID), update, cond)
+	found, refused, err := w.updateIf(ctx, w.logHeadKey(run.RunID), update,
+		unmoved.And(expression.Name(attrDue).Equal(expression.Value(run.Due.UnixMilli()))))
 	switch {
 	case err != nil:
 		return fmt.Errorf("mark run %s re-queued: %w", run.RunID, err)
 	case refused && found == nil:
 		return fmt.Errorf("mark run %s re-queued: %w", run.RunID, world.ErrRunNotFound)
+	case refused && found[attrDue] == nil:
+		return w.markRequeuedByInbox(ctx, run, update, unmoved.And(expression.AttributeNotExists(expression.Name(attrDue))))
 	case refused:
 		return fmt.Errorf("mark run %s re-queued: %w", run.RunID, world.ErrNotOverdue)
+	}
+	return nil
+}
+
+// markRequeuedByInbox marks a run due by its inbox, in one transaction
+// with a check that a message delivered by the due time found still
+// waits.
+func (w *World) markRequeuedByInbox(ctx context.Context, run world.OverdueRun, update expression.UpdateBuilder, cond expression.ConditionBuilder) error {
+	avs, err := w.queryRange(ctx, runPK(run.RunID), skInboxPrefix, "in$")
+	if err != nil {
+		return fmt.Errorf("mark run %s re-queued: %w", run.RunID, err)
+	}
+	var waiting ddbItem
+	for _, av := range avs {
+		var msg struct {
+			Due int64 `json:"due"`
+		}
+		if unmarshalItem(av, &msg) == nil && msg.Due <= run.Due.UnixMilli() {
+			waiting = av
+			break
+		}
+	}
+	if waiting == nil {
+		return fmt.Errorf("mark run %s re-queued: no message waits since it was due: %w", run.RunID, world.ErrNotOverdue)
+	}
+	headExpr, err := expression.NewBuilder().WithUpdate(update).WithCondition(cond).Build()
+	if err != nil {
+		return err
+	}
+	there := mustBuild(expression.NewBuilder().WithCondition(expression.AttributeExists(expression.Name(attrPK))))
+	err = w.transact(ctx, []types.TransactWriteItem{
+		{Update: &types.Update{
+			TableName:                 &w.opts.Table,
+			Key:                       w.logHeadKey(run.RunID),
+			UpdateExpression:          headExpr.Update(),
+			ConditionExpression:       headExpr.Condition(),
+			ExpressionAttributeNames:  headExpr.Names(),
+			ExpressionAttributeValues: headExpr.Values(),
+		}},
+		{ConditionCheck: &types.ConditionCheck{
+			TableName:                 &w.opts.Table,
+			Key:                       itemKeys{PK: runPK(run.RunID), SK: stringAttr(waiting, attrSK)}.key(),
+			ConditionExpression:       there.Condition(),
+			ExpressionAttributeNames:  there.Names(),
+			ExpressionAttributeValues: there.Values(),
+		}},
+	})
+	if _, cancelled := cancelReasons(err); cancelled {
+		return fmt.Errorf("mark run %s re-queued: %w", run.RunID, world.ErrNotOverdue)
+	}
+	if err != nil {
+		return fmt.Errorf("mark run %s re-queued: %w", run.RunID, err)
 	}
 	return nil
 }

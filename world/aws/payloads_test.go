@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/lambdaworkflow/workflow/world"
 )
@@ -103,4 +107,70 @@ func TestLargeChunk(t *testing.T) {
 		t.Fatalf("CloseStream: %v", err)
 	}
 	check("compacted", true)
+}
+
+// TestLargeInboxPayloadLeavesNoObject: a message with a 1 MB payload
+// waits in the run's inbox with its payload in S3. Folded, its payload is
+// written again with its event and its own object is deleted; withdrawn,
+// likewise. The bucket then holds only the event's object.
+func TestLargeInboxPayloadLeavesNoObject(t *testing.T) {
+	w := newTestWorld(t)
+	ctx := t.Context()
+	mustCreate(t, w, testRun("r"), testEvent(world.RunCreated, ""))
+	payload := bigJSON(1 << 20)
+	big := func(id string) world.InboxMessage {
+		return world.InboxMessage{ID: id, Event: world.Event{Type: world.HookReceived, CorrelationID: "h", Payload: payload, CreatedAt: time.Now()}}
+	}
+	for _, id := range []string{"folded", "withdrawn"} {
+		if err := w.Deliver(ctx, "r", big(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(objectKeys(t, w)); n != 2 {
+		t.Fatalf("the bucket holds %d objects after two large deliveries, want 2", n)
+	}
+	if _, err := w.AcquireLease(ctx, "r", world.Lease{Owner: "a", Until: time.Now().Add(time.Minute)}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := w.Inbox(ctx, "r")
+	if err != nil || len(msgs) != 2 {
+		t.Fatalf("Inbox: %d messages, %v", len(msgs), err)
+	}
+	var folded world.InboxMessage
+	for _, m := range msgs {
+		if m.ID == "folded" {
+			folded = m
+		}
+	}
+	w.ResetCalls()
+	if _, err := w.AppendFolded(ctx, "a", "r", 2, []world.Event{folded.Event}, nil, []string{"folded"}); err != nil {
+		t.Fatal(err)
+	}
+	checkCalls(t, w, "folding a 1 MB message", map[string]int64{"S3.PutObject": 1, "DynamoDB.TransactWriteItems": 1, "S3.DeleteObject": 1})
+	w.ResetCalls()
+	if ok, err := w.Withdraw(ctx, "r", "withdrawn"); err != nil || !ok {
+		t.Fatalf("Withdraw: %v, %v", ok, err)
+	}
+	checkCalls(t, w, "withdrawing a 1 MB message", map[string]int64{"DynamoDB.DeleteItem": 1, "S3.DeleteObject": 1})
+	if keys := objectKeys(t, w); len(keys) != 1 {
+		t.Errorf("the bucket holds %v, want the folded event's object only", keys)
+	}
+	evs, err := w.Events(ctx, "r", 1)
+	if err != nil || len(evs) != 1 || !bytes.Equal(evs[0].Payload, payload) {
+		t.Fatalf("the folded event: %d events, %v", len(evs), err)
+	}
+}
+
+// objectKeys lists the World's bucket.
+func objectKeys(t *testing.T, w *World) []string {
+	t.Helper()
+	out, err := w.s3.ListObjectsV2(t.Context(), &s3.ListObjectsV2Input{Bucket: &w.opts.Bucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, o := range out.Contents {
+		keys = append(keys, aws.ToString(o.Key))
+	}
+	return keys
 }

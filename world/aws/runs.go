@@ -2,23 +2,15 @@ package aws
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"maps"
-	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/lambdaworkflow/workflow/world"
 )
-
-// defaultPageSize is ListRuns' page size when the filter sets none.
-const defaultPageSize = 100
 
 // CreateRun implements world.Store: one transaction puts the run, its log
 // head and its first events, each on condition that it is new.
@@ -43,10 +35,13 @@ func (w *World) createRun(ctx context.Context, run world.Run, first []world.Even
 		return world.Run{}, fmt.Errorf("create run %s: %d first events, at most %d fit one transaction", run.ID, len(first), limit)
 	}
 	item := runItem{
-		itemKeys: itemKeys{PK: runPK(run.ID), SK: skRun},
-		ListAll:  listAllValue,
-		Created:  listingKey(time.Now(), run.ID),
-		Run:      run,
+		itemKeys:     itemKeys{PK: runPK(run.ID), SK: skRun},
+		CreatedShard: createdShardKey(run.ID),
+		Created:      listingKey(time.Now(), run.ID),
+		Run:          run,
+	}
+	if run.Workflow != "" {
+		item.WorkflowShard = workflowShardKey(run.Workflow, run.ID)
 	}
 	events := newEventItems(run.ID, 1, first)
 	blobs := append(eventBlobs(events), item.blobs()...)
@@ -166,87 +161,4 @@ func (w *World) loadRun(ctx context.Context, item *runItem) (world.Run, error) {
 		}
 	}
 	return item.Run, nil
-}
-
-// ListRuns implements world.Store. It queries the index of one workflow's
-// runs if the filter names a workflow, else the index of all runs, and
-// filters status and attributes as it reads: DynamoDB charges a
-// FilterExpression's reads all the same. Indexes are eventually consistent,
-// so on AWS a run can take a moment to be listed.
-//
-// The cursor is the listing key of the page's last run.
-func (w *World) ListRuns(ctx context.Context, f world.RunFilter) (world.RunPage, error) {
-	limit := f.Limit
-	if limit <= 0 {
-		limit = defaultPageSize
-	}
-	index, partAttr, partValue := indexAll, attrListAll, listAllValue
-	if f.Workflow != "" {
-		index, partAttr, partValue = indexWorkflow, attrWorkflow, f.Workflow
-	}
-	keyCond, err := expression.NewBuilder().
-		WithKeyCondition(expression.Key(partAttr).Equal(expression.Value(partValue))).Build()
-	if err != nil {
-		return world.RunPage{}, fmt.Errorf("list runs: %w", err)
-	}
-	in := &dynamodb.QueryInput{
-		TableName:                 &w.opts.Table,
-		IndexName:                 aws.String(index),
-		KeyConditionExpression:    keyCond.KeyCondition(),
-		ExpressionAttributeNames:  keyCond.Names(),
-		ExpressionAttributeValues: keyCond.Values(),
-		ScanIndexForward:          aws.Bool(false),
-		// One more than the page tells whether a next page exists; filters
-		// that skip runs make the paginator read on.
-		Limit: aws.Int32(int32(limit + 1)),
-	}
-	if f.Cursor != "" {
-		if in.ExclusiveStartKey, err = cursorKey(f.Cursor, partAttr, partValue); err != nil {
-			return world.RunPage{}, err
-		}
-	}
-	var page world.RunPage
-	var last string
-	pages := dynamodb.NewQueryPaginator(w.ddb, in)
-	for pages.HasMorePages() {
-		out, err := pages.NextPage(ctx)
-		if err != nil {
-			return world.RunPage{}, fmt.Errorf("list runs: %w", err)
-		}
-		for _, av := range out.Items {
-			item, err := decodeRun(av)
-			if err != nil {
-				return world.RunPage{}, err
-			}
-			if !world.MatchRun(item.Run, f) || w.expired(item.ExpiresAt) {
-				continue
-			}
-			if len(page.Runs) == limit {
-				page.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(last))
-				return page, w.setLastSlots(ctx, page.Runs)
-			}
-			run, err := w.loadRun(ctx, &item)
-			if err != nil {
-				return world.RunPage{}, err
-			}
-			page.Runs = append(page.Runs, run)
-			last = item.Created
-		}
-	}
-	return page, w.setLastSlots(ctx, page.Runs)
-}
-
-// cursorKey turns a cursor back into the index key to continue after: the
-// listing key holds the run ID, which gives the table key.
-func cursorKey(cursor, partAttr, partValue string) (map[string]types.AttributeValue, error) {
-	raw, err := base64.RawURLEncoding.DecodeString(cursor)
-	created := string(raw)
-	_, id, ok := strings.Cut(created, "#")
-	if err != nil || !ok {
-		return nil, fmt.Errorf("list runs: bad cursor %q", cursor)
-	}
-	key := itemKeys{PK: runPK(id), SK: skRun}.key()
-	key[attrCreated] = &types.AttributeValueMemberS{Value: created}
-	key[partAttr] = &types.AttributeValueMemberS{Value: partValue}
-	return key, nil
 }

@@ -65,6 +65,8 @@ type World struct {
 
 	deadMu  sync.Mutex
 	deadURL string // Options.DeadLetterQueueURL, or the one found
+
+	inboxObjects inboxObjects // read from inboxes, deleted when folded
 }
 
 var _ world.World = (*World)(nil)

@@ -18,6 +18,7 @@ var overdueTests = []test{
 	{"FinishedIsNeverDue", testOverdueFinished},
 	{"RequeueMarksOnce", testOverdueRequeue},
 	{"RequeueMarkLasts", testOverdueRequeueMarkLasts},
+	{"RequeueByInboxNeedsTheMessage", testOverdueRequeueByInbox},
 }
 
 // overdue returns the World's optional Overdue, or skips.
@@ -238,4 +239,44 @@ func testOverdueRequeueMarkLasts(t *testing.T, w world.World) {
 	requeue(2)
 	leaseAndRelease(t, w, run.ID, world.Release{Seen: 2, Suspended: true, Wake: now().Add(time.Minute)})
 	requeued(false, "after a suspension")
+}
+
+// A run that waits for a hook is overdue by an old message in its inbox
+// (its wake-up was lost). The check queues a message for it, then marks
+// it re-queued; if the message left the inbox in between without the log
+// moving (its resumer withdrew it: the hook had been taken over), the run
+// is rightly idle again, and the mark is refused: marking it due would
+// have the next check fail a healthy run as stuck. While the message
+// waits, the mark is taken.
+func testOverdueRequeueByInbox(t *testing.T, w world.World) {
+	o := overdue(t, w)
+	ib, ok := w.(world.Inbox)
+	if !ok {
+		t.Skip("this World does not implement the optional world.Inbox")
+	}
+	ctx := testContext(t)
+	dueByInbox := func() world.OverdueRun {
+		t.Helper()
+		_, run := leasedRun(t, w)
+		leaseAndRelease(t, w, run.ID, world.Release{Seen: 1, Suspended: true})
+		mustDeliver(t, ib, run.ID, message("m", "1", now().Add(-time.Hour)))
+		return wantOverdue(t, w, run.ID, now().Add(-30*time.Minute), true, "a run with a message an hour old in its inbox")
+	}
+
+	withdrawn := dueByInbox()
+	if ok, err := ib.Withdraw(ctx, withdrawn.RunID, "m"); err != nil || !ok {
+		t.Fatalf("Withdraw: %v, %v", ok, err)
+	}
+	if err := o.MarkRequeued(ctx, withdrawn, now()); !errors.Is(err, world.ErrNotOverdue) {
+		t.Errorf("MarkRequeued of a run whose overdue message was withdrawn: %v, want ErrNotOverdue", err)
+	}
+	wantOverdue(t, w, withdrawn.RunID, now().Add(100*365*24*time.Hour), false, "a run waiting for a hook again, its message withdrawn before the mark")
+
+	waiting := dueByInbox()
+	if err := o.MarkRequeued(ctx, waiting, now()); err != nil {
+		t.Fatalf("MarkRequeued of a run whose overdue message still waits: %v", err)
+	}
+	if r, ok := overdueRun(t, w, waiting.RunID, now().Add(time.Hour), now().Add(time.Hour)); !ok || !r.Requeued {
+		t.Errorf("the re-queued run is listed %+v (%v), want it marked", r, ok)
+	}
 }

@@ -114,15 +114,20 @@ func testDeliverAtDelays(t *testing.T, w world.World) {
 	b := newInbox(w)
 	msg := b.msg("1")
 	msg.DeliverAt = now().Add(300 * time.Millisecond)
+	sent := time.Now()
 	b.enqueue(t, msg)
+	// A loaded machine slows each of the World's calls alike: the delivery
+	// may come late by its granularity (SQS delays whole seconds) and by
+	// what a call of the World takes now, which the Enqueue shows.
+	allowed := time.Second + 2*time.Since(sent)
 	b.expectNone(t, time.Until(msg.DeliverAt)-100*time.Millisecond)
 	d := b.mustReceive(t, time.Minute)
 	got := time.Now()
 	if got.Before(msg.DeliverAt) {
 		t.Errorf("delivered at %v, before DeliverAt %v", got, msg.DeliverAt)
 	}
-	if late := got.Sub(msg.DeliverAt); late > time.Second {
-		t.Errorf("delivered %v after DeliverAt; a waiting Receive should take it when due", late)
+	if late := got.Sub(msg.DeliverAt); late > allowed {
+		t.Errorf("delivered %v after DeliverAt, more than the %v allowed; a waiting Receive should take it when due", late, allowed)
 	}
 	checkDelivery(t, d, msg, 1)
 	b.ack(t, d)
