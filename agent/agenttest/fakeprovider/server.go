@@ -72,6 +72,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	replies  []Reply
+	answer   func(Request) Reply
 	requests []Request
 	billed   int
 }
@@ -102,6 +103,16 @@ func (s *Server) Script(replies ...Reply) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.replies = append(s.replies, replies...)
+}
+
+// Answer makes the server reply to each request with what f returns for
+// it, instead of from its script, so that a request sent again (a
+// retried call, a restarted process) can get the same answer. f runs
+// outside the server's lock: it may block, as a slow provider does.
+func (s *Server) Answer(f func(Request) Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.answer = f
 }
 
 // Requests returns the requests the server got, in order.
@@ -152,16 +163,24 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.stream(w, status, reply)
 }
 
-// next takes the next reply and records the request.
+// next takes the next reply, or Answer's, and records the request.
 func (s *Server) next(req Request) (Reply, bool) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.requests = append(s.requests, req)
-	if len(s.replies) == 0 {
-		return Reply{}, false
+	answer := s.answer
+	s.mu.Unlock()
+	var reply Reply
+	if answer != nil {
+		reply = answer(req)
 	}
-	reply := s.replies[0]
-	s.replies = s.replies[1:]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if answer == nil {
+		if len(s.replies) == 0 {
+			return Reply{}, false
+		}
+		reply, s.replies = s.replies[0], s.replies[1:]
+	}
 	if reply.Status == 0 || reply.Status/100 == 2 {
 		s.billed++
 	}

@@ -1,0 +1,98 @@
+package agent_test
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lambdaworkflow/workflow"
+	"github.com/lambdaworkflow/workflow/agent"
+	"github.com/lambdaworkflow/workflow/agent/agenttest"
+	"github.com/lambdaworkflow/workflow/internal/emulator"
+	"github.com/lambdaworkflow/workflow/world/aws"
+)
+
+// TestApprovalWaitCostsNoCallsOnAWS: on the AWS World (MiniStack), once
+// the call that needs approval waits on its hook, the run makes no AWS
+// call at all: no read, no write, no queued wake-up, so waiting a day
+// costs what waiting a second does (TestApprovalWaitsDaysWithoutCostAndResumesOnTheHook
+// skips the days on a fake clock). The only calls while it waits are the
+// idle worker's long polls of its queue, which it makes with or without
+// the run. The approval then resumes it.
+func TestApprovalWaitCostsNoCallsOnAWS(t *testing.T) {
+	cfg := emulator.Require(t, 5*time.Second)
+	name := "wf-agent-" + strings.ToLower(rand.Text())
+	opts, err := aws.Bootstrap(t.Context(), cfg, aws.Names{Table: name, Queue: name, Bucket: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = aws.Teardown(ctx, cfg, opts)
+	})
+	w, err := aws.New(cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := script(agenttest.Answer("Booking.", agenttest.Call("call-book-aws", "book", map[string]string{"Flight": "UA9"})), agenttest.Answer("Booked."))
+	ctx, stop := context.WithCancel(t.Context())
+	served := make(chan error, 1)
+	go func() { served <- workflow.NewWorker(w, workflow.WorkerOptions{}).Run(ctx) }()
+	defer func() { stop(); <-served }()
+
+	c := workflow.NewClient(w)
+	run, err := workflow.Start(t.Context(), c, converse, "book UA9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if _, err := c.GetHook(t.Context(), "call-book-aws"); err == nil {
+			break
+		} else if !errors.Is(err, workflow.ErrHookNotFound) || time.Now().After(deadline) {
+			t.Fatalf("the approval hook: %v", err)
+		}
+	}
+	// The invocation that created the hook still releases its lease and
+	// acknowledges its message: wait for a quiet second, then measure.
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		w.ResetCalls()
+		time.Sleep(time.Second)
+		if len(runCalls(w.Calls())) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run never went quiet: %v", w.Calls())
+		}
+	}
+	w.ResetCalls()
+	time.Sleep(3 * time.Second)
+	if calls := runCalls(w.Calls()); len(calls) > 0 {
+		t.Errorf("while the run waited for approval it made %v", calls)
+	}
+	if model.Calls() != 1 {
+		t.Fatalf("%d model calls before the approval", model.Calls())
+	}
+
+	w.ResetCalls()
+	if err := agent.Approve(t.Context(), c, "call-book-aws", agent.Approval{Approved: true}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := run.Result(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != "Booked." || model.Calls() != 2 {
+		t.Fatalf("text %q after %d model calls", res.Text, model.Calls())
+	}
+	t.Logf("the approval and the rest of the run cost %v", w.Calls())
+}
+
+// runCalls drops the idle worker's long polls of its queue from calls.
+func runCalls(calls map[string]int64) map[string]int64 {
+	delete(calls, "SQS.ReceiveMessage")
+	return calls
+}
