@@ -124,14 +124,37 @@ type Result struct {
 	Interrupts []InterruptRecord `json:"interrupts,omitempty"`
 }
 
+// RunOption configures one Run.
+type RunOption func(*runConfig)
+
+type runConfig struct{ prepare PrepareStep }
+
+// PrepareStep is called from workflow code before each model call of a
+// Run with the call's number (1 on the first) and the conversation so
+// far, and returns the conversation to send, which the Run then goes on
+// with: the place to inject messages that arrived while the model or its
+// tools worked (a queue a hook's listener fills), as prepareStep is. It
+// is workflow code: deterministic, and free to wait or call steps.
+type PrepareStep func(ctx workflow.Context, step int, messages []Message) []Message
+
+// PrepareEachStep sets the Run's [PrepareStep].
+func PrepareEachStep(f PrepareStep) RunOption { return func(c *runConfig) { c.prepare = f } }
+
 // Run talks with the model from workflow code: it calls the model, runs
 // the tools it asks for (in parallel), gives it their results, and so on
 // until it answers without a tool call or has been called as many times
 // as [WithMaxSteps] allows. It fails only when a model call fails for
 // good; a tool's failure is a result the model is told about.
-func (a *Agent) Run(ctx workflow.Context, messages []Message) (*Result, error) {
+func (a *Agent) Run(ctx workflow.Context, messages []Message, opts ...RunOption) (*Result, error) {
+	var rc runConfig
+	for _, o := range opts {
+		o(&rc)
+	}
 	res := &Result{Messages: slices.Clone(messages)}
 	for step := 1; ; step++ {
+		if rc.prepare != nil {
+			res.Messages = rc.prepare(ctx, step, res.Messages)
+		}
 		resp, err := a.call.Call(ctx, Request{System: a.cfg.system, Messages: res.Messages, Tools: a.specs, Settings: a.cfg.settings})
 		if err != nil {
 			return res, err

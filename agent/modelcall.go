@@ -68,12 +68,15 @@ func emitDelta(emit func(Part) error, d Delta) error {
 }
 
 // lastResults returns the tool results a request answers the model
-// with: the results of the calls it made last.
+// with: the results of the calls it made last, before any user messages
+// a PrepareStep added after them.
 func lastResults(messages []Message) []ToolResult {
-	if len(messages) == 0 || messages[len(messages)-1].Role != RoleTool {
-		return nil
+	for i := len(messages) - 1; i >= 0 && messages[i].Role != RoleAssistant; i-- {
+		if messages[i].Role == RoleTool {
+			return messages[i].ToolResults
+		}
 	}
-	return messages[len(messages)-1].ToolResults
+	return nil
 }
 
 // writeResults streams tool results.
