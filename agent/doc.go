@@ -26,6 +26,14 @@
 // [Approvals] hook whose token is the call's ID; [Approve] sends the
 // decision, which may edit the input.
 //
+// The model may also choose an [Interrupt], a named request/response
+// contract a person answers ([Interrupt.Respond]) before the loop goes on.
+// Structured objects stream beside the text as [DataUpdate]s, written by
+// code ([NewDataStream]) or derived from a model's JSON answer
+// ([NewOutput]), the final object validated against its Go type.
+// [ReportError] records an error that was handled on the span and the
+// stream without changing what happens next.
+//
 // Package agenttest has a scripted Model for tests; docs/AGENTS.md maps
 // the agent documents this package follows to its API.
 package agent
