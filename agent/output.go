@@ -83,7 +83,7 @@ func (o *Output[T]) Generate(ctx workflow.Context, messages []Message) (*OutputR
 	}
 	v, err := decodeChecked[T](o.schema, outputJSON(resp.Message.Text))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidOutput, err)
+		return nil, fmt.Errorf("%w: %s", ErrInvalidOutput, err.Error())
 	}
 	return &OutputResult[T]{Value: v, StreamID: id, Response: resp}, nil
 }
@@ -127,7 +127,9 @@ func (o *Output[T]) callModel(ctx context.Context, in outputCall) (Response, err
 	}
 	if err := ds.final(outputJSON(resp.Message.Text)); err != nil {
 		_ = emit(Part{Type: PartError, Error: err.Error()})
-		return Response{}, workflow.Fatal(fmt.Errorf("%w: %w", ErrInvalidOutput, err))
+		// One wrapped error: the log's error codec keeps a single chain,
+		// and ErrInvalidOutput is the one a caller matches.
+		return Response{}, workflow.Fatal(fmt.Errorf("%w: %s", ErrInvalidOutput, err.Error()))
 	}
 	return resp, emit(Part{Type: PartFinishStep, Usage: &resp.Usage, FinishReason: resp.FinishReason})
 }
