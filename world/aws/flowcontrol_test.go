@@ -17,11 +17,13 @@ var (
 
 // TestCallsPerLimitedStart counts the AWS calls of a Start with and
 // without limits, and of the releases that end limited runs. An unlimited
-// workflow's start is a transaction and the message's send (with its
-// dedup marker); a start that takes a free slot costs exactly as much
-// (the slot's items ride in the run's transaction); a start behind a
-// full limit costs one refused transaction more and no message; a rate
-// reads the partition's head first. A release is a Query of the queue's
+// workflow's start is a transaction and the message's send; a start
+// that takes a free slot costs exactly as much (the slot's items ride in
+// the run's transaction); the first start behind a full limit costs one
+// refused transaction more and no message, the next ones (this World
+// remembers the partition full) one transaction; a rate reads the
+// partition's head first, and a start it holds back sends its message
+// with its dedup marker. A release is a Query of the queue's
 // front and a transaction, plus the admitted run's message; repeated (a
 // redelivered end), it changes nothing.
 func TestCallsPerLimitedStart(t *testing.T) {
@@ -29,7 +31,8 @@ func TestCallsPerLimitedStart(t *testing.T) {
 	c := workflow.NewClient(w)
 	ctx := t.Context()
 	type calls = map[string]int64
-	send := calls{"DynamoDB.PutItem": 1, "SQS.SendMessage": 1, "DynamoDB.UpdateItem": 1} // Enqueue with a dedup key
+	send := calls{"SQS.SendMessage": 1}                                                     // a first message, due now: no dedup marker
+	delayed := calls{"DynamoDB.PutItem": 1, "SQS.SendMessage": 1, "DynamoDB.UpdateItem": 1} // held back, with its marker
 	plus := func(a, b calls) calls {
 		sum := calls{}
 		for _, m := range []calls{a, b} {
@@ -60,11 +63,15 @@ func TestCallsPerLimitedStart(t *testing.T) {
 		{"Start, the queue not empty", func(ctx context.Context) error {
 			_, err := workflow.Start(ctx, c, costLimited, 3, workflow.WithLimitKey("k"))
 			return err
-		}, calls{"DynamoDB.TransactWriteItems": 2}},
-		{"Start under a rate", func(ctx context.Context) error {
+		}, calls{"DynamoDB.TransactWriteItems": 1}},
+		{"Start under a rate, the window open", func(ctx context.Context) error {
 			_, err := workflow.Start(ctx, c, costRated, 1)
 			return err
 		}, plus(calls{"DynamoDB.GetItem": 1, "DynamoDB.TransactWriteItems": 1}, send)},
+		{"Start under a rate, the window full", func(ctx context.Context) error {
+			_, err := workflow.Start(ctx, c, costRated, 2)
+			return err
+		}, plus(calls{"DynamoDB.GetItem": 1, "DynamoDB.TransactWriteItems": 1}, delayed)},
 		{"ReleaseSlot, a run waiting", func(ctx context.Context) error {
 			run, err := w.GetRun(ctx, first.ID)
 			if err == nil {
@@ -88,6 +95,7 @@ func TestCallsPerLimitedStart(t *testing.T) {
 			t.Fatalf("%s: %v", s.name, err)
 		}
 		checkCalls(t, w, s.name, s.want)
+		t.Logf("%s: %+v DynamoDB units", s.name, w.Units())
 	}
 	if st, err := queued.Status(ctx); err != nil || st != workflow.StatusPending {
 		t.Fatalf("the run queued first, after the release: %q (%v), want pending", st, err)

@@ -73,13 +73,16 @@ type holderItem struct {
 }
 
 // StartLimited implements world.Limiter. Without a rate it reads nothing
-// first: it tries to take a slot and, refused because the partition is
-// full, to queue, and back while the partition changes under it. With a
+// first: it tries to take a slot (or, if this World's last start in the
+// partition was queued, to queue) and, refused, the other, and back while
+// the partition changes under it; a wrong guess costs one refused
+// transaction. With a
 // rate it reads the head first (one consistent GetItem), since the
 // window's count is a condition.
 func (w *World) StartLimited(ctx context.Context, run world.Run, first []world.Event, msg world.Message, limit world.Limit) (world.Run, error) {
 	pk := limitPK(limit.Workflow, limit.Key)
-	takeOver, queue := limit.From != "", false
+	_, full := w.fullPartitions.Load(pk)
+	takeOver, queue := limit.From != "", full
 	for attempt := 1; ; attempt++ {
 		var head limitHead
 		if limit.Rate > 0 && !takeOver {
@@ -103,9 +106,11 @@ func (w *World) StartLimited(ctx context.Context, run world.Run, first []world.E
 		reasons, lost := cancelReasons(err)
 		switch {
 		case err == nil && plan.run.Status == world.StatusQueued:
+			w.fullPartitions.Store(pk, true)
 			return created, nil
 		case err == nil:
-			return created, w.Enqueue(ctx, plan.msg)
+			w.fullPartitions.Delete(pk)
+			return created, w.Enqueue(ctx, firstMessage(plan.msg))
 		case !lost || attempt == limitAttempts:
 			return world.Run{}, fmt.Errorf("start run %s: %w", run.ID, err)
 		}
@@ -211,7 +216,7 @@ func (w *World) ReleaseSlot(ctx context.Context, run world.Run, key string) erro
 		case err == nil && next == nil:
 			return nil
 		case err == nil:
-			return w.Enqueue(ctx, world.Message{RunID: next.RunID, DeliverAt: next.DeliverAt, DedupKey: next.DedupKey, Trace: next.Trace})
+			return w.Enqueue(ctx, firstMessage(world.Message{RunID: next.RunID, DeliverAt: next.DeliverAt, DedupKey: next.DedupKey, Trace: next.Trace}))
 		case !lost:
 			return fmt.Errorf("release the slot of run %s: %w", run.ID, err)
 		case refusedItem(reasons, 0): // it holds no slot: a queued run leaves its place
@@ -367,6 +372,19 @@ func refusedAny(reasons []types.CancellationReason, from int) bool {
 func refusedItem(reasons []types.CancellationReason, i int) bool {
 	no, _ := refused(reasons, i)
 	return no
+}
+
+// firstMessage is a run's first message as the run's admission sends it:
+// without its DedupKey when it is due now, as StartRun sends it (no other
+// message of the key can be waiting, and the marker would cost three
+// writes); with it when a rate holds it back, so that a retried Start,
+// which queues the key's message for now, is dropped instead of starting
+// the run before its window.
+func firstMessage(msg world.Message) world.Message {
+	if msg.DeliverAt.IsZero() {
+		msg.DedupKey = ""
+	}
+	return msg
 }
 
 // later is when a run whose first message is due at deliverAt is due.

@@ -63,6 +63,10 @@ type World struct {
 	streamMu   sync.Mutex
 	streamNext map[string]int64
 
+	// fullPartitions are the limit partitions (limits.go) whose last
+	// start here was queued: the next start tries to queue first.
+	fullPartitions sync.Map
+
 	deadMu  sync.Mutex
 	deadURL string // Options.DeadLetterQueueURL, or the one found
 
