@@ -3,14 +3,12 @@ package workflow_test
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/lambdaworkflow/workflow/internal/crashtest/crashproc"
 	"github.com/lambdaworkflow/workflow/world"
 	"github.com/lambdaworkflow/workflow/world/local"
 )
@@ -20,49 +18,22 @@ import (
 // process on the same data: both runs finish, no step whose result was
 // recorded runs again, and the sleeper wakes when its timer is due.
 func TestKillNineAndRestart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and kills a real process")
-	}
-	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "crashtest")
-	if out, err := exec.Command("go", "build", "-o", bin, "./internal/crashtest").CombinedOutput(); err != nil {
-		t.Fatalf("building the worker: %v\n%s", err, out)
-	}
-	data, journal := filepath.Join(tmp, "data"), filepath.Join(tmp, "journal")
-	serve := func(extra ...string) *exec.Cmd {
-		cmd := exec.Command(bin, append([]string{"-dir", data, "-journal", journal}, extra...)...)
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-		return cmd
-	}
-	read := func() string { b, _ := os.ReadFile(journal); return string(b) }
-	waitFor := func(what string, timeout time.Duration) {
-		t.Helper()
-		for deadline := time.Now().Add(timeout); !strings.Contains(read(), what); {
-			if time.Now().After(deadline) {
-				t.Fatalf("journal never showed %q:\n%s", what, read())
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	proc := crashproc.Build(t, ".")
 
-	first := serve("-start", "-sleep", "3s")
-	waitFor("done sleeper 2-c", 20*time.Second)
-	waitFor("done stepper step-04", 20*time.Second)
+	first := proc.Serve(t, "-start", "-sleep", "3s")
+	proc.WaitFor(t, "done sleeper 2-c", 20*time.Second)
+	proc.WaitFor(t, "done stepper step-04", 20*time.Second)
 	time.Sleep(60 * time.Millisecond) // step_completed commits right after "done"
 	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	_ = first.Wait()
-	beforeKill := read()
+	beforeKill := proc.Journal()
 
-	second := serve()
-	waitFor("done sleeper 5-e", 30*time.Second)
-	waitFor("done stepper step-19", 30*time.Second)
-	after := read()
+	second := proc.Serve(t)
+	proc.WaitFor(t, "done sleeper 5-e", 30*time.Second)
+	proc.WaitFor(t, "done stepper step-19", 30*time.Second)
+	after := proc.Journal()
 
 	// A step that reported done well before the kill had its result
 	// recorded: it must have started exactly once in all.
@@ -77,7 +48,7 @@ func TestKillNineAndRestart(t *testing.T) {
 	}
 
 	// Read the runs beside the worker (it alone serves the queue).
-	w, err := local.Open(data)
+	w, err := local.Open(proc.Data)
 	if err != nil {
 		t.Fatal(err)
 	}

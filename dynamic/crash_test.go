@@ -2,16 +2,13 @@ package dynamic_test
 
 import (
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/lambdaworkflow/workflow"
+	"github.com/lambdaworkflow/workflow/internal/crashtest/crashproc"
 	"github.com/lambdaworkflow/workflow/world/local"
 )
 
@@ -21,42 +18,21 @@ import (
 // from its stored source: the step before the hook ran once, the one
 // after once.
 func TestKillNineWhileADynamicRunWaits(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and kills a real process")
-	}
-	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "crashtest")
-	build := exec.Command("go", "build", "-o", bin, "./internal/crashtest")
-	build.Dir = ".." // the module's root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the worker: %v\n%s", err, out)
-	}
-	data, journal := filepath.Join(tmp, "data"), filepath.Join(tmp, "journal")
-	serve := func(extra ...string) *exec.Cmd {
-		cmd := exec.Command(bin, append([]string{"-dir", data, "-journal", journal}, extra...)...)
-		cmd.Env = append(os.Environ(), "WORKFLOW_EXPERIMENTAL_DYNAMIC_WORKFLOWS=1")
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-		return cmd
-	}
-	journalLines := func() []string { b, _ := os.ReadFile(journal); return strings.Split(string(b), "\n") }
-
+	proc := crashproc.Build(t, "..")
+	proc.Env = []string{"WORKFLOW_EXPERIMENTAL_DYNAMIC_WORKFLOWS=1"}
 	waitUntil := func(what string, cond func() bool) {
 		t.Helper()
 		for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				t.Fatalf("%s never happened; journal:\n%s", what, strings.Join(journalLines(), "\n"))
+				t.Fatalf("%s never happened; journal:\n%s", what, proc.Journal())
 			}
 		}
 	}
 
-	first := serve("-dynamic", "approve:crash")
-	waitUntil("the step before the hook", func() bool { return slices.Contains(journalLines(), "done dynamic before-hook") })
+	first := proc.Serve(t, "-dynamic", "approve:crash")
+	proc.WaitFor(t, "done dynamic before-hook\n", 30*time.Second)
 	// The hook is claimed in the same invocation, before the run suspends.
-	w, err := local.Open(data)
+	w, err := local.Open(proc.Data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +49,7 @@ func TestKillNineWhileADynamicRunWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	serve()
+	proc.Serve(t)
 	run, err := workflow.GetRun[[]string](ctx, client, "dynamic")
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +59,7 @@ func TestKillNineWhileADynamicRunWaits(t *testing.T) {
 		t.Fatalf("the run returned %q, %v", out, err)
 	}
 	var starts []string
-	for _, line := range journalLines() {
+	for _, line := range strings.Split(proc.Journal(), "\n") {
 		if strings.HasPrefix(line, "start dynamic ") {
 			starts = append(starts, strings.TrimPrefix(line, "start dynamic "))
 		}
