@@ -1,11 +1,14 @@
 package chat_test
 
 import (
+	"bufio"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/agent"
@@ -52,6 +55,8 @@ func TestBadRequestsAreRefusedAndLoseNothing(t *testing.T) {
 		{"unknown role", "POST", srv.URL + "/chat", "", `{"messages":[{"role":"boss","text":"hi"}]}`, nil, 400, "unknown role"},
 		{"huge idempotency key", "POST", msgs, "", `{"text":"hi"}`, []string{chat.IdempotencyKeyHeader, strings.Repeat("k", 300)}, 400, "Idempotency-Key"},
 		{"wrong method", "PUT", msgs, "", `{"text":"hi"}`, nil, 405, ""},
+		{"approval of no waiting call", "POST", srv.URL + "/approvals/call-nope", "", `{"approved":true}`, nil, 404, "no tool call waits"},
+		{"malformed approval", "POST", srv.URL + "/approvals/call-nope", "", `{"approved":`, nil, 400, "not the JSON expected"},
 	} {
 		resp := request(t, tc.method, tc.url, tc.accept, tc.body, tc.headers...)
 		var body struct{ Error string }
@@ -100,4 +105,34 @@ func TestARetriedTurnIsOneRun(t *testing.T) {
 	if ids[0] != ids[1] || m.Calls() != 1 {
 		t.Fatalf("runs %q, %d model calls", ids, m.Calls())
 	}
+}
+
+// An idle stream carries keep-alives, so that proxies keep it open, and
+// still ends when the session does.
+func TestAnIdleStreamKeepsTheConnectionAlive(t *testing.T) {
+	c, srv := serve(t, worlds["memory"](t))
+	_, release := script()
+	release()
+	quick := httptest.NewServer(sessions.Handler(c, "/sessions", chat.WithHeartbeat(20*time.Millisecond)))
+	defer quick.Close()
+	start := request(t, "POST", srv.URL+"/sessions", "", `{"messages":[]}`)
+	start.Body.Close()
+	id := start.Header.Get(chat.RunIDHeader)
+	resp := request(t, "GET", quick.URL+"/sessions/"+id+"/stream", chat.ContentTypeSSE, "")
+	defer resp.Body.Close()
+	lines := bufio.NewScanner(resp.Body)
+	for alive := 0; alive < 2 && lines.Scan(); {
+		if lines.Text() == ": keep-alive" {
+			alive++
+		}
+	}
+	if err := sessions.Send(t.Context(), c, id, chat.Message{End: true}); err != nil {
+		t.Fatal(err)
+	}
+	for lines.Scan() {
+		if lines.Text() == "event: end" {
+			return
+		}
+	}
+	t.Fatalf("the stream broke off without its end: %v", lines.Err())
 }

@@ -135,7 +135,7 @@ var worlds = map[string]func(t *testing.T) world.World{
 }
 
 // serve runs a worker on w and serves both patterns on 127.0.0.1:
-// single-turn on /chat, sessions on /sessions.
+// single-turn on /chat, sessions on /sessions, approvals on /approvals.
 func serve(t *testing.T, w world.World) (*workflow.Client, *httptest.Server) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -146,6 +146,7 @@ func serve(t *testing.T, w world.World) (*workflow.Client, *httptest.Server) {
 	mux.Handle("/chat/", turns.Handler(c, "/chat"))
 	mux.Handle("/sessions", sessions.Handler(c, "/sessions"))
 	mux.Handle("/sessions/", sessions.Handler(c, "/sessions"))
+	mux.Handle("/approvals/", chat.ApprovalHandler(c, "/approvals"))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(func() { srv.Close(); cancel(); <-done })
 	return c, srv
