@@ -182,8 +182,10 @@ func TestNondeterminismIsLoggedAsSuch(t *testing.T) {
 	ctx := t.Context()
 	w := memory.New()
 	sink := &logLines{}
-	// Every wait suspends: the hook's message is replayed into new code.
-	worker := workflow.NewWorker(w, workflow.WorkerOptions{InlineWait: -1, Logger: slog.New(slog.NewJSONHandler(sink, nil))})
+	// Every wait suspends: the hook's message is replayed into new code,
+	// from the whole log, as a new deployment (a new process, with nothing
+	// warm) would replay it.
+	worker := workflow.NewWorker(w, workflow.WorkerOptions{InlineWait: -1, WarmRuns: -1, Logger: slog.New(slog.NewJSONHandler(sink, nil))})
 	c := workflow.NewClient(w)
 	driftTo.Store("")
 	defer driftTo.Store("")

@@ -36,6 +36,13 @@ type WorkerOptions struct {
 	// take the run over (default 30 s). A live worker renews it every
 	// third of that. Worlds without leases ignore it.
 	LeaseTTL time.Duration
+	// WarmRuns is how many suspended runs the worker keeps replayed in
+	// memory, so that their next delivery reads and replays only the
+	// events added since (default 256); WarmBytes bounds what they hold
+	// (default 64 MiB). Negative: none, every delivery replays the whole
+	// log. See docs/ARCHITECTURE.md, "The warm cache".
+	WarmRuns  int
+	WarmBytes int64
 	// Deployment names the code this worker runs. Each run is pinned to
 	// the deployment that first executes it, and a worker of another
 	// deployment never drives it: it puts the run's message back on the
@@ -109,6 +116,8 @@ func NewWorker(w world.World, opts WorkerOptions) *Worker {
 		LeaseTTL:   opts.LeaseTTL,
 		Logger:     opts.Logger,
 		Codec:      opts.Codec,
+		WarmRuns:   opts.WarmRuns,
+		WarmBytes:  opts.WarmBytes,
 
 		DynamicWorkflows: opts.DynamicWorkflows,
 

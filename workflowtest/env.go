@@ -74,7 +74,10 @@ func New(t testing.TB, opts ...Option) *Env {
 			Replace:    cfg.replace,
 			MaxEvents:  cfg.maxEvents,
 			InlineWait: -1, // every timer suspends, so the clock can skip it
-			Clock:      clock.Now,
+			// Every resume replays the whole log, so that code which does
+			// not replay as it ran fails its tests.
+			WarmRuns: -1,
+			Clock:    clock.Now,
 		}),
 	}
 	return env

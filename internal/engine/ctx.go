@@ -139,8 +139,14 @@ func (c *Ctx) SetAttributes(attrs map[string]string, callSite string) {
 	op.attrs = attrs
 }
 
-// Await blocks the calling coroutine until op is done.
+// Await blocks the calling coroutine until op is done. A recorded output
+// that does not decode fails the run as a corrupted log, and the
+// coroutine never runs on.
 func (c *Ctx) Await(op *Op) (json.RawMessage, json.RawMessage) {
 	c.Block(op.Done)
+	if err := op.decodeRecorded(); err != nil {
+		c.inv.fatal = err
+		c.Block(func() bool { return false })
+	}
 	return op.Result()
 }

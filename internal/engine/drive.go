@@ -25,12 +25,18 @@ const maxAppend = 98
 
 // drive replays the log, then runs the workflow live.
 func (inv *invocation) drive(events []world.Event) error {
-	pinned := pinnedTo(events)
-	if err := inv.e.pinnedElsewhere(inv.run.ID, inv.run.Workflow, pinned); err != nil {
+	inv.pinned = pinnedTo(events)
+	if err := inv.e.pinnedElsewhere(inv.run.ID, inv.run.Workflow, inv.pinned); err != nil {
 		return err // before replay: this code may not match the log
 	}
 	inv.driving = true
-	inv.replayLog(events, pinned)
+	inv.replayLog(events, inv.pinned)
+	return inv.goLive()
+}
+
+// goLive drives the replayed run live until it ends, suspends or must
+// hand off.
+func (inv *invocation) goLive() error {
 	if inv.fatal == nil && !inv.terminal && inv.lastSlot.Load() >= int64(inv.e.maxEvents()) {
 		// Outside writers filled the log to its limit (they stop there):
 		// the run can write nothing more, not even its result.

@@ -69,7 +69,14 @@ type Engine struct {
 	// Nil: runs are started plain, and a run with codecs is refused.
 	Codec *codec.Chain
 
+	// WarmRuns and WarmBytes bound the warm cache of suspended runs kept
+	// replayed in memory (warm.go): DefaultWarmRuns and DefaultWarmBytes
+	// if zero; negative keeps none.
+	WarmRuns  int
+	WarmBytes int64
+
 	idle idleRuns
+	warm warmCache
 }
 
 // DefaultMaxEvents is the per-run event ceiling unless configured.
@@ -147,21 +154,58 @@ func (e *Engine) Process(ctx context.Context, runID string) error {
 	if !run.Status.Terminal() && run.Inbox == 0 && e.idle.unchanged(runID, run.LastSlot) {
 		return nil // nothing new since this process suspended the run
 	}
-	inv := newInvocation(ctx, e, run)
-	defer inv.close()
-	if inv.seal, err = e.openRun(ctx, run); err != nil {
-		return err // another worker may hold the run's key
+	warm := e.warm.take(runID)
+	if warm != nil && (run.Status.Terminal() || !warm.fits(run)) {
+		warm.sched.unwind() // parked: already ended
+		warm = nil
+	}
+	inv := warm
+	if inv != nil {
+		inv.revive(ctx, run)
+	} else if inv, err = e.freshInvocation(ctx, run); err != nil {
+		return err
 	}
 	if run.Status.Terminal() {
+		defer inv.close()
 		events, err := inv.readEvents(0)
 		if err != nil {
 			return err
 		}
 		return inv.afterFinish(events)
 	}
+	err = e.processLeased(ctx, inv, warm != nil)
+	if errors.Is(err, errWarmStale) {
+		inv.close()
+		if inv, err = e.freshInvocation(ctx, run); err != nil {
+			return err
+		}
+		err = e.processLeased(ctx, inv, false)
+	}
+	e.park(inv, err)
+	if err != nil && inv.leaseLost(err) {
+		inv.logAt(slog.LevelWarn, "workflow: another invocation took the run over; this one stops")
+		return nil
+	}
+	return err
+}
+
+// freshInvocation is a new invocation of run, with the run's codec open.
+func (e *Engine) freshInvocation(ctx context.Context, run world.Run) (*invocation, error) {
+	inv := newInvocation(ctx, e, run)
+	var err error
+	if inv.seal, err = e.openRun(ctx, run); err != nil {
+		inv.close()
+		return nil, err // another worker may hold the run's key
+	}
+	return inv, nil
+}
+
+// processLeased takes the run's lease, reads its log (only the tail after
+// what a warm invocation has applied, if that checks out) and drives it.
+func (e *Engine) processLeased(ctx context.Context, inv *invocation, warm bool) error {
 	// The lease comes before the log is read: a log read earlier could
 	// miss results its last holder wrote before releasing it.
-	if err := e.pinnedElsewhere(run.ID, run.Workflow, run.Attributes[AttrDeployment]); err != nil {
+	if err := e.pinnedElsewhere(inv.run.ID, inv.run.Workflow, inv.run.Attributes[AttrDeployment]); err != nil {
 		return err // before the lease: the run's own deployment may hold it
 	}
 	held, err := inv.acquireLease()
@@ -172,15 +216,26 @@ func (e *Engine) Process(ctx context.Context, runID string) error {
 		return err
 	}
 	defer func() { _, _ = inv.releaseLease(false) }() // on the error paths; drive releases on suspension
+	if warm {
+		tail, err := inv.readEvents(inv.lastSlot.Load())
+		if err != nil {
+			return err
+		}
+		if inv.tailFits(tail, inv.run.LastSlot) {
+			inv.startInvocationSpan(ctx, tail)
+			err = inv.driveWarm(tail)
+			inv.endInvocationSpan(err)
+			return err
+		}
+		inv.logAt(slog.LevelWarn, "workflow: the warm state of the run does not fit its log; replaying it all", "warm_slot", inv.lastSlot.Load(), "last_slot", inv.run.LastSlot)
+		return errWarmStale
+	}
 	events, err := inv.readEvents(0)
-	if err == nil {
-		inv.startInvocationSpan(ctx, events)
-		err = inv.drive(events)
-		inv.endInvocationSpan(err)
+	if err != nil {
+		return err
 	}
-	if err != nil && inv.leaseLost(err) {
-		inv.logAt(slog.LevelWarn, "workflow: another invocation took the run over; this one stops")
-		return nil
-	}
+	inv.startInvocationSpan(ctx, events)
+	err = inv.drive(events)
+	inv.endInvocationSpan(err)
 	return err
 }

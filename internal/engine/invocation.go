@@ -36,9 +36,11 @@ type invocation struct {
 	rng       *rand.Rand
 	now       time.Time // deterministic workflow time
 	replaying bool
-	driving   bool  // drive, not Replay: the invocation may run steps
-	seenUntil int64 // the last slot some invocation applied live; see quiet
-	ahead     int   // recorded events after the one being replayed; 0 once live
+	driving   bool   // drive, not Replay: the invocation may run steps
+	pinned    string // the deployment the log's run_started pins the run to
+	bytes     int64  // what the applied events' payloads weigh, for the warm cache's bound
+	seenUntil int64  // the last slot some invocation applied live; see quiet
+	ahead     int    // recorded events after the one being replayed; 0 once live
 
 	patches         map[string]bool // Patched's answers, by patch ID
 	recordedPatches map[string]bool // patch IDs the log holds a marker for
@@ -96,9 +98,15 @@ func newInvocation(ctx context.Context, e *Engine, run world.Run) *invocation {
 // ignore their context are left to finish on their own; their results are
 // dropped (at-least-once: the next invocation runs them again).
 func (inv *invocation) close() {
+	inv.end()
+	inv.sched.unwind()
+}
+
+// end stops what the invocation started beside its coroutines: its steps,
+// its log watcher. A parked invocation (warm.go) is ended, not closed.
+func (inv *invocation) end() {
 	inv.cancel(nil)
 	close(inv.closed)
-	inv.sched.unwind()
 }
 
 func (inv *invocation) ctxHandle() *Ctx { return &Ctx{inv: inv} }
@@ -126,6 +134,7 @@ func (inv *invocation) apply(ev world.Event) {
 		inv.fatal = fmt.Errorf("corrupted event log: run %s: expected slot %d, got %d", inv.run.ID, inv.lastSlot.Load()+1, ev.Slot)
 	}
 	inv.lastSlot.Store(ev.Slot)
+	inv.bytes += int64(len(ev.Payload))
 	inv.noteCeiling(ev.Slot)
 	if ev.Type == world.RunCompleted || ev.Type == world.RunFailed || ev.Type == world.RunCancelled || ev.Type == world.RunContinued {
 		if !inv.terminal && !inv.replaying {
@@ -191,9 +200,7 @@ func (inv *invocation) applyEvent(ev world.Event) error {
 		op.step.attempt, op.step.retryAt = max(op.step.attempt, p.Attempt), p.RetryAt
 		return err
 	case world.StepCompleted:
-		p, err := decodePayload[stepCompletedPayload](ev)
-		op.resolve(p.Output, nil)
-		return err
+		op.resolveRecorded(ev)
 	case world.StepFailed:
 		p, err := decodePayload[stepFailedPayload](ev)
 		op.resolve(nil, p.Error)
@@ -321,8 +328,7 @@ func (inv *invocation) applyCreation(ev world.Event, kind OpKind) error {
 func (inv *invocation) recordedName(ev world.Event) (string, error) {
 	switch ev.Type {
 	case world.StepCreated:
-		p, err := decodePayload[stepCreatedPayload](ev)
-		return p.Step, err
+		return recordedStepName(ev)
 	case world.HookCreated:
 		p, err := decodePayload[hookCreatedPayload](ev)
 		return p.Token, err

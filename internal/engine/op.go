@@ -35,6 +35,8 @@ type Op struct {
 	done   bool
 	output json.RawMessage
 	errRaw json.RawMessage // encoded error, set when the op failed
+	// recorded is a step_completed whose output is not decoded yet (lazy.go).
+	recorded *world.Event
 
 	step  stepState
 	wait  waitState

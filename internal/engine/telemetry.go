@@ -143,12 +143,16 @@ func (inv *invocation) startInvocationSpan(ctx context.Context, events []world.E
 	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(
 		attrRunID.String(inv.run.ID), attrWorkflow.String(inv.run.Workflow))}
 	parent := ctx
+	runTrace := inv.created.Trace // a warm invocation's, which replays only a tail
 	if len(events) > 0 && events[0].Type == world.RunCreated {
-		if p, err := decodePayload[runCreatedPayload](events[0]); err == nil && p.Trace != "" {
-			parent = WithTraceParent(ctx, p.Trace)
-			if woke.IsValid() && !woke.Equal(trace.SpanContextFromContext(parent)) {
-				opts = append(opts, trace.WithLinks(trace.Link{SpanContext: woke}))
-			}
+		if p, err := decodePayload[runCreatedPayload](events[0]); err == nil {
+			runTrace = p.Trace
+		}
+	}
+	if runTrace != "" {
+		parent = WithTraceParent(ctx, runTrace)
+		if woke.IsValid() && !woke.Equal(trace.SpanContextFromContext(parent)) {
+			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: woke}))
 		}
 	}
 	_, inv.span = tracer.Start(parent, "workflow.invocation "+inv.run.Workflow, opts...)

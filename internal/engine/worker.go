@@ -35,6 +35,7 @@ func (w *Worker) Serve(ctx context.Context) error {
 	n := max(w.Concurrency, 1)
 	sem := make(chan struct{}, n)
 	failing := world.NewPace(1) // spaces receives while the queue fails
+	defer w.Engine.DropWarm()   // after the last delivery: no parked coroutine outlives the worker
 	var checks sync.WaitGroup
 	defer checks.Wait()
 	if _, ok := w.Engine.World.(world.Overdue); ok && w.StuckAfter > 0 {

@@ -85,6 +85,8 @@ var scenarios = []scenario{
 	{"SecondDeliveryIsDeferred", secondDeliveryIsDeferred},
 	{"StalledHolderIsFenced", stalledHolderIsFenced},
 	{"PatchAcrossADeploy", patchAcrossADeploy},
+	{"WarmInstances", warmInstances},
+	{"WarmStateOutlivesACrash", warmStateOutlivesACrash},
 }
 
 // env is one scenario's World, client and worker.
