@@ -23,7 +23,9 @@ import (
 	"time"
 
 	"github.com/lambdaworkflow/workflow"
+	"github.com/lambdaworkflow/workflow/codec"
 	"github.com/lambdaworkflow/workflow/internal/dynsource"
+	"github.com/lambdaworkflow/workflow/internal/engine"
 	"github.com/lambdaworkflow/workflow/world"
 )
 
@@ -33,6 +35,11 @@ var static embed.FS
 // Option configures New.
 type Option func(*handler)
 
+// WithPayloadCodec decodes sealed runs' payloads (package codec) with c.
+// Without it, or without a run's key, the viewer shows them as
+// "(encrypted)" and says why.
+func WithPayloadCodec(c *codec.Chain) Option { return func(h *handler) { h.codec = c } }
+
 // WithCancel shows a cancel button on unfinished runs and accepts the
 // requests it sends. Without it the viewer changes nothing.
 func WithCancel() Option { return func(h *handler) { h.allowCancel = true } }
@@ -41,6 +48,7 @@ type handler struct {
 	w           world.World
 	client      *workflow.Client
 	allowCancel bool
+	codec       *codec.Chain
 	mux         *http.ServeMux
 }
 
@@ -147,10 +155,15 @@ func (h *handler) getRun(w http.ResponseWriter, r *http.Request) {
 		serverError(w, err)
 		return
 	}
-	writeJSON(w, map[string]any{
+	run, events, unreadable := engine.ForReading(r.Context(), h.codec, run, events)
+	page := map[string]any{
 		"run": toJSON(run, true), "events": events, "rows": rows(run, events),
 		"now": time.Now(), "canCancel": h.allowCancel,
-	})
+	}
+	if unreadable != nil {
+		page["unreadable"] = unreadable.Error()
+	}
+	writeJSON(w, page)
 }
 
 func (h *handler) cancel(w http.ResponseWriter, r *http.Request) {

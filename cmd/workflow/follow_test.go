@@ -42,7 +42,7 @@ func TestFollowPrintsTheLastEventOfARunThatEndsBetweenReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	r, err = followRun(t.Context(), &endsAfterRead{World: mem, t: t}, r, nil, &timeline.Renderer{}, &env{out: &out})
+	r, err = followRun(t.Context(), &endsAfterRead{World: mem, t: t}, nil, r, nil, &timeline.Renderer{}, &env{out: &out})
 	if err != nil || r.Status != world.StatusCompleted {
 		t.Fatalf("follow ended with %s, %v; want the run completed", r.Status, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/lambdaworkflow/workflow/codec"
 	"github.com/lambdaworkflow/workflow/internal/dynsource"
 	"github.com/lambdaworkflow/workflow/internal/engine"
 	"github.com/lambdaworkflow/workflow/internal/timeline"
@@ -68,7 +69,11 @@ func inspectRun(ctx context.Context, env *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	r, events, unreadable := engine.ForReading(ctx, wf.codec, r, events)
 	if *asJSON {
+		if unreadable != nil {
+			return unreadable // a log to replay, not one with holes
+		}
 		return timeline.WriteJSON(env.out, events)
 	}
 	fmt.Fprintf(env.out, "run       %s\nworkflow  %s\nstatus    %s\ncreated   %s\n", r.ID, r.Workflow, r.Status, r.CreatedAt.Local().Format(time.RFC3339Nano))
@@ -78,6 +83,7 @@ func inspectRun(ctx context.Context, env *env, args []string) error {
 	if len(r.Attributes) > 0 {
 		fmt.Fprintf(env.out, "attrs     %s\n", formatAttrs(r.Attributes))
 	}
+	noteUnreadable(env, unreadable)
 	printSource(env, r)
 	fmt.Fprintf(env.out, "\n%5s  %10s  %-15s %-5s %s\n", "SLOT", "AT", "EVENT", "CALL", "PAYLOAD")
 	tl := timeline.Renderer{Full: *full}
@@ -85,7 +91,7 @@ func inspectRun(ctx context.Context, env *env, args []string) error {
 		return err
 	}
 	if *follow {
-		if r, err = followRun(ctx, w, r, events, &tl, env); err != nil {
+		if r, err = followRun(ctx, w, wf.codec, r, events, &tl, env); err != nil {
 			return err
 		}
 	}
@@ -105,7 +111,7 @@ func inspectRun(ctx context.Context, env *env, args []string) error {
 // run ends (or ctx is done: Ctrl-C), and returns the run as it ended. It
 // waits the way every waiter does: woken by a Notifier, else polling at a
 // pace that backs off.
-func followRun(ctx context.Context, w world.World, r world.Run, seen []world.Event, tl *timeline.Renderer, env *env) (world.Run, error) {
+func followRun(ctx context.Context, w world.World, c *codec.Chain, r world.Run, seen []world.Event, tl *timeline.Renderer, env *env) (world.Run, error) {
 	after := int64(0)
 	if len(seen) > 0 {
 		after = seen[len(seen)-1].Slot
@@ -126,6 +132,7 @@ func followRun(ctx context.Context, w world.World, r world.Run, seen []world.Eve
 			continue
 		}
 		pace.Progress()
+		_, events, _ = engine.ForReading(ctx, c, r, events)
 		if err := tl.Write(env.out, events); err != nil {
 			return r, err
 		}
@@ -133,6 +140,7 @@ func followRun(ctx context.Context, w world.World, r world.Run, seen []world.Eve
 		if r, err = w.GetRun(ctx, r.ID); err != nil {
 			return r, err
 		}
+		r, _, _ = engine.ForReading(ctx, c, r, nil)
 		if r.Status.Terminal() {
 			// It may have ended between the two reads: its last events
 			// come after those just printed.
@@ -140,6 +148,7 @@ func followRun(ctx context.Context, w world.World, r world.Run, seen []world.Eve
 			if err != nil {
 				return r, err
 			}
+			_, rest, _ = engine.ForReading(ctx, c, r, rest)
 			if err := tl.Write(env.out, rest); err != nil {
 				return r, err
 			}

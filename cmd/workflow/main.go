@@ -119,6 +119,7 @@ func writeUsage(out io.Writer) error {
 	}
 	fmt.Fprintln(out, "\nRun 'workflow help <command>' for a command's flags.")
 	fmt.Fprint(out, worldHelp)
+	fmt.Fprint(out, payloadHelp)
 	return nil
 }
 

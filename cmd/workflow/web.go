@@ -23,7 +23,7 @@ func web(ctx context.Context, env *env, args []string) error {
 		return err
 	}
 	defer w.Close()
-	var opts []viewer.Option
+	opts := []viewer.Option{viewer.WithPayloadCodec(wf.codec)}
 	if *allowCancel {
 		opts = append(opts, viewer.WithCancel())
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/config"
 
+	"github.com/lambdaworkflow/workflow/codec"
 	"github.com/lambdaworkflow/workflow/world"
 	awsworld "github.com/lambdaworkflow/workflow/world/aws"
 	"github.com/lambdaworkflow/workflow/world/local"
@@ -25,6 +26,8 @@ Choosing the World (every command):
 type worldFlags struct {
 	kind, dir, endpoint string
 	opened              func(world.World) // env.opened
+	// codec reads the opened World's sealed runs (payloads.go).
+	codec *codec.Chain
 }
 
 func registerWorldFlags(fs *flag.FlagSet) *worldFlags {
@@ -52,6 +55,10 @@ func (f *worldFlags) openKind(ctx context.Context, opts []local.Option) (world.W
 		if f.endpoint != "" {
 			return nil, fmt.Errorf("%w: --endpoint is for --world aws", errUsage)
 		}
+		var err error
+		if f.codec, err = payloadCodec(nil); err != nil {
+			return nil, err
+		}
 		return local.Open(f.dir, append(opts, local.WithExisting())...)
 	case "aws":
 		names, err := awsworld.OptionsFromEnv()
@@ -65,6 +72,9 @@ func (f *worldFlags) openKind(ctx context.Context, opts []local.Option) (world.W
 		cfg, err := config.LoadDefaultConfig(ctx, load...)
 		if err != nil {
 			return nil, fmt.Errorf("aws world: %w", err)
+		}
+		if f.codec, err = payloadCodec(&cfg); err != nil {
+			return nil, err
 		}
 		return awsworld.New(cfg, names)
 	}

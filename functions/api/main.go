@@ -41,7 +41,7 @@ func main() {
 		slog.Error("api: no bearer token", "err", err)
 		os.Exit(1)
 	}
-	api := lambdaapp.API(workflow.NewClient(w), token)
+	api := lambdaapp.API(workflow.NewClient(w, workflow.WithPayloadCodec(aws.PayloadCodecFromEnv(cfg))), token)
 	lambda.Start(func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		defer func() { _ = otel.Flush(context.WithoutCancel(ctx)) }()
 		return api(ctx, req)

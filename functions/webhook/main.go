@@ -12,6 +12,7 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambdaurl"
+	"github.com/aws/aws-sdk-go-v2/config"
 
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/lambda/lambdalog"
@@ -30,7 +31,13 @@ func main() {
 		slog.Error("webhook: cannot build the AWS World", "err", err)
 		os.Exit(1)
 	}
-	lambdaurl.Start(otel.FlushAfter(newHandler(workflow.NewClient(w))))
+	cfg, err := config.LoadDefaultConfig(context.Background())
+	if err != nil {
+		slog.Error("webhook: no AWS configuration", "err", err)
+		os.Exit(1)
+	}
+	// A resume of a sealed run seals its payload with the run's key.
+	lambdaurl.Start(otel.FlushAfter(newHandler(workflow.NewClient(w, workflow.WithPayloadCodec(aws.PayloadCodecFromEnv(cfg))))))
 }
 
 // newHandler serves the webhook route and 404s everything else.

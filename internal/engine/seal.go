@@ -270,3 +270,53 @@ func sealNewRun(ctx context.Context, c *codec.Chain, run world.Run, first world.
 	first, err = sealEvent(r, first)
 	return run, first, err
 }
+
+// ForReading returns a run and its events as a reader shows them (the
+// CLI, the viewer): decoded if c opens the run; otherwise with every
+// encoded value in place of a note saying so, and the reason (a
+// *codec.NoKeyError, or a payload that fails to decode).
+func ForReading(ctx context.Context, c *codec.Chain, run world.Run, events []world.Event) (world.Run, []world.Event, error) {
+	if run.Attributes[AttrCodec] == "" {
+		return run, events, nil
+	}
+	r, err := OpenRun(ctx, c, run)
+	if err == nil {
+		var opened []world.Event
+		if opened, err = openEvents(r, events); err == nil {
+			plain := run
+			if plain.Input, err = OpenValue(r, placeRunInput, run.Input); err == nil {
+				if plain.Output, err = OpenOutput(ctx, c, run); err == nil {
+					return plain, opened, nil
+				}
+			}
+		}
+	}
+	return maskSealed(run), maskEvents(events), err
+}
+
+// sealedNote stands in for an encoded value a reader cannot decode.
+var sealedNote = json.RawMessage(`"(encrypted)"`)
+
+func maskSealed(run world.Run) world.Run {
+	if run.Input != nil {
+		run.Input = sealedNote
+	}
+	if run.Output != nil && run.Status == world.StatusCompleted {
+		run.Output = sealedNote
+	}
+	return run
+}
+
+func maskEvents(events []world.Event) []world.Event {
+	out := make([]world.Event, len(events))
+	for i, ev := range events {
+		out[i] = ev
+		var m map[string]json.RawMessage
+		if len(sealedFields[ev.Type]) == 0 || json.Unmarshal(ev.Payload, &m) != nil || m[sealedKey] == nil {
+			continue
+		}
+		m[sealedKey] = sealedNote
+		out[i].Payload = mustMarshal(m)
+	}
+	return out
+}

@@ -101,6 +101,9 @@ func Start(opts workflow.WorkerOptions) {
 		os.Exit(1)
 	}
 	handoff := LambdaHandoff{Client: awslambda.NewFromConfig(cfg), Function: os.Getenv("AWS_LAMBDA_FUNCTION_NAME")}
+	if opts.Codec == nil {
+		opts.Codec = aws.PayloadCodecFromEnv(cfg) // WORKFLOW_PAYLOAD_KMS_KEY
+	}
 	worker := workflow.NewWorker(w, opts)
 	lambda.Start(WithStuckCheck(worker, Handler(worker, w, handoff)))
 }

@@ -181,6 +181,7 @@ function drawRun(data) {
   if (r.attributes) add("attributes", Object.entries(r.attributes).map(([k, v]) => k + "=" + v).join(" "));
   if (r.input !== undefined) add("input", pretty(r.input));
   if (r.output !== undefined) add("output", pretty(r.output));
+  if (data.unreadable) add("payloads", data.unreadable);
   drawSource(r);
   const runErr = document.getElementById("run-error");
   runErr.replaceChildren();
