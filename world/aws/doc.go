@@ -214,6 +214,13 @@
 //	  of an existing run              1 TransactWriteItems, 1 Query
 //	StartRun                          CreateRun's, 1 SendMessage without the DedupKey's marker
 //	  of an unfinished run            CreateRun's, then Enqueue with the DedupKey
+//	StartLimited, a free slot         StartRun's (the slot rides in the run's transaction)
+//	  behind a full limit             1 TransactWriteItems, no message; 2 (one refused) when
+//	                                  this World last found the partition free
+//	  under a rate                    + 1 GetItem of the partition's head; a start held back
+//	                                  enqueues with the DedupKey
+//	ReleaseSlot                       1 Query of the queue's front, 1 TransactWriteItems,
+//	                                  + 1 SendMessage for the run let in (TestCallsPerLimitedStart)
 //	GetRun                            1 Query of run and log head (+ 1 GetObject per payload in S3)
 //	ListRuns                          16 Query (one per shard) and 1 per further page a shard
 //	                                  reads, 1 BatchGetItem of runs and log heads per 50 runs
