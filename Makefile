@@ -42,6 +42,7 @@ emulator: ## install and start MiniStack on 127.0.0.1:4566 for the AWS tests
 
 bench: ## the Workflow SDK's benchmarks (useworkflow.dev/docs/performance) on every World and on DBOS Transact Go and go-workflows, side by side, quick (FULL=1: its methodology, an hour or more; WORLDS=local,memory to pick)
 	$(GO) -C bench/peers run ./cmd/bench -out $(CURDIR)/bench/results $(if $(FULL),-full) $(if $(WORLDS),-worlds $(WORLDS))
+	$(GO) -C bench test -run '^$$' -bench . -benchtime 10x ./codec/  # payload codecs: bytes and write units per step
 
 # AWS Lambda: the build targets sam build runs (lambda.mk).
 .PHONY: local

@@ -7,6 +7,7 @@ package zstd
 
 import (
 	"fmt"
+	"runtime"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -36,8 +37,12 @@ func New(minSize int) *Codec {
 	}
 	// Options that cannot fail; the encoder and decoder are safe for
 	// concurrent EncodeAll / DecodeAll.
-	enc, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
-	dec, _ := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(maxDecoded))
+	// Payloads are small: a 1 MiB window and the low-memory modes keep each
+	// one-shot call from allocating the default 8 MiB of state.
+	enc, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithWindowSize(1<<20),
+		zstd.WithLowerEncoderMem(true), zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)))
+	dec, _ := zstd.NewReader(nil, zstd.WithDecoderConcurrency(runtime.GOMAXPROCS(0)), zstd.WithDecoderLowmem(true),
+		zstd.WithDecoderMaxMemory(maxDecoded))
 	return &Codec{minSize: minSize, enc: enc, dec: dec}
 }
 
