@@ -56,7 +56,7 @@ func TestSuiteSmoke(t *testing.T) {
 	if res.Skipped != "" || len(res.Notes) > 0 {
 		t.Fatalf("skipped %q, notes %q", res.Skipped, res.Notes)
 	}
-	for _, key := range []string{"ttfs", "stso", "long_stso_1_20", "fan_first", "fan_last", "fan_join", "ttr", "crowd_1", "crowd_100", "ctt", "stream_delivery"} {
+	for _, key := range []string{"ttfs", "stso", "long_stso_1_20", "fan_first", "fan_last", "fan_join", "ttr", "crowd_1", "crowd_100", "history_ttr_10", "history_ttr_10000", "history_stso_10000", "ctt", "stream_delivery"} {
 		m, ok := res.Metric(key)
 		if !ok || m.Stats.N == 0 {
 			t.Errorf("metric %s missing", key)

@@ -24,6 +24,9 @@ type Costs struct {
 	// Crowd is a resume of a responding hook, alone and among CrowdCallers
 	// concurrent ones.
 	Crowd *CrowdCosts `json:"crowd,omitempty"`
+	// History is a resume cycle on a warm worker after each of
+	// HistoryLengths events.
+	History []HistoryCost `json:"history,omitempty"`
 	// PerStepUnits are PerStep's DynamoDB request units.
 	PerStepUnits awsworld.RequestUnits `json:"perStepUnits"`
 	// PerHop is one early wake-up of a sleep beyond SQS's delay limit

@@ -17,6 +17,8 @@ var MetricOrder = []string{
 	"long_stso_1_20", "long_stso_101_120", "long_stso_1001_1020", "long_overhead", "long_wall",
 	"fan_first", "fan_last", "fan_join", "fan_wall",
 	"ttr", "resume_call", "crowd_1", "crowd_100",
+	"history_ttr_10", "history_ttr_1000", "history_ttr_10000",
+	"history_stso_10", "history_stso_1000", "history_stso_10000",
 	"ctt", "stream_delivery", "queue_hop",
 }
 
@@ -37,6 +39,12 @@ var shortLabels = map[string]string{
 	"resume_call":         "ResumeHook call",
 	"crowd_1":             "Responding hook, 1 caller",
 	"crowd_100":           "Responding hook, 100 callers",
+	"history_ttr_10":      "TTR after 10 events",
+	"history_ttr_1000":    "TTR after 1,000 events",
+	"history_ttr_10000":   "TTR after 10,000 events",
+	"history_stso_10":     "STSO after 10 events",
+	"history_stso_1000":   "STSO after 1,000 events",
+	"history_stso_10000":  "STSO after 10,000 events",
 	"ctt":                 "CTT (chunk trip)",
 	"stream_delivery":     "Stream delivery",
 	"queue_hop":           "Queue hop",
@@ -151,6 +159,9 @@ func WriteTable(out io.Writer, results []*Result) {
 				fmt.Fprintf(out, "%s: API calls per resume of a responding hook, 1 caller: %s\n", r.World, formatCalls(cr.Lone))
 				fmt.Fprintf(out, "%s: API calls per resume of a responding hook, %d callers at once: %s (DynamoDB writes %.2g× a lone caller's)\n",
 					r.World, CrowdCallers, formatCalls(cr.Many), cr.WritesRatio)
+			}
+			for _, h := range c.History {
+				fmt.Fprintf(out, "%s: resume cycle after %d events (warm): %s, DynamoDB read units %.1f\n", r.World, h.Events, formatCalls(h.Calls), h.Units.Read)
 			}
 			if c.WaitingPerMinute != nil {
 				fmt.Fprintf(out, "%s: requests per waiting minute of one caller, after its first second: %s\n", r.World, formatCalls(c.WaitingPerMinute))

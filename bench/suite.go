@@ -208,6 +208,7 @@ func Run(ctx context.Context, subj Subject, cfg Config, logf func(string, ...any
 		{"fan-out", s.fanout},
 		{"resume", s.resume},
 		{"crowd", s.crowdResumes},
+		{"history", s.historyMetric},
 		{"agent stream", s.stream},
 		{"waiters", s.waiters},
 	} {
