@@ -55,8 +55,10 @@ type DataStream[T any] struct {
 
 // NewDataStream opens the structured stream streamID in the run's stream
 // namespace (an agent's [Agent.Namespace]), in a step: pass the step's
-// context. The step's attempt is announced with a start part, so a
-// client drops the updates of an attempt that a retry replaces.
+// context. Its parts' Call is the step's ID and streamID; each attempt
+// announces itself with a start part, so a client drops the updates of an
+// attempt that a retry replaces. Open one DataStream per object and
+// attempt.
 func NewDataStream[T any](ctx context.Context, namespace, streamID string) (*DataStream[T], error) {
 	info, ok := workflow.GetStepInfo(ctx)
 	if !ok {
@@ -66,8 +68,11 @@ func NewDataStream[T any](ctx context.Context, namespace, streamID string) (*Dat
 	if err != nil {
 		return nil, err
 	}
+	// The stream's parts are a call of their own, so that a step may
+	// write several objects and a retry's start drops only this one's.
+	call := info.StepID + "/" + streamID
 	emit := func(p Part) error {
-		p.Call = info.StepID
+		p.Call = call
 		return w.Write(p)
 	}
 	if err := emit(Part{Type: PartStart, Attempt: info.Attempt}); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/agent"
@@ -121,6 +122,52 @@ func TestObjectsRefusesUpdatesThatDoNotFit(t *testing.T) {
 	} {
 		if _, err := agent.Objects(append(ok[:3:3], bad)); err == nil {
 			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// twoCards writes two objects, and fails its first attempt halfway.
+var twoCards = agent.NewTool("two_cards", "Show two cards", func(ctx context.Context, in struct{}, call agent.ToolCallInfo) (string, error) {
+	info, _ := workflow.GetStepInfo(ctx)
+	for _, id := range []string{"left", "right"} {
+		ds, err := agent.NewDataStream[emailDraft](ctx, agent.DefaultNamespace, id)
+		if err != nil {
+			return "", err
+		}
+		if err := ds.Append("bullets", id+" item"); err != nil {
+			return "", err
+		}
+		if info.Attempt == 1 {
+			return "", errors.New("the card service dropped the connection")
+		}
+		if err := ds.Final(emailDraft{Subject: id, Bullets: []string{id + " item"}}); err != nil {
+			return "", err
+		}
+	}
+	return "shown", nil
+}, agent.WithStepOptions(workflow.WithBackoff(func(int) time.Duration { return time.Millisecond })))
+
+var twoCardsFlow = workflow.Define("agent.test.two-cards", func(ctx workflow.Context, _ string) (string, error) {
+	return twoCards.Call(ctx, struct{}{}, agent.ToolCallInfo{ID: "t1", Name: "two_cards"})
+})
+
+// TestRetriedStepsStructuredDataIsReplaced: a step that writes two
+// objects and is retried leaves a client with each object once, the
+// failed attempt's provisional items dropped.
+func TestRetriedStepsStructuredDataIsReplaced(t *testing.T) {
+	env := workflowtest.New(t)
+	run := workflowtest.Start(env, twoCardsFlow, "")
+	if _, err := run.Result(); err != nil {
+		t.Fatal(err)
+	}
+	objs, err := agent.Objects(readAllParts(t, run.Run))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"left", "right"} {
+		obj, _ := objs[id].(map[string]any)
+		if got := obj["bullets"]; !reflect.DeepEqual(got, []any{id + " item"}) {
+			t.Errorf("%s: bullets %v", id, got)
 		}
 	}
 }

@@ -12,7 +12,8 @@ package agent
 type Part struct {
 	Type PartType `json:"type"`
 	// Call identifies the model call (the durable step's ID) a part
-	// belongs to.
+	// belongs to; a structured stream a step opened with NewDataStream
+	// is a call of its own (the step's ID, "/", the stream's ID).
 	Call    string `json:"call,omitempty"`
 	Attempt int    `json:"attempt,omitempty"`
 	Text    string `json:"text,omitempty"`
