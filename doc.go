@@ -114,6 +114,14 @@
 // steps the binary defines; the source is stored with the run and every
 // replay runs it as started.
 //
+// A step may declare how long an attempt takes with [WithTimeout]. Where
+// invocations have a deadline (Lambda's), an attempt starts only in an
+// invocation with that much time left; otherwise the run is handed to a
+// fresh invocation first, and a step longer than any invocation fails at
+// once with [ErrStepTooLong]. An attempt cut off by its invocation's end
+// counts as failed ([ErrAttemptInterrupted]). A long step reports its
+// progress with [Heartbeat]; its retry resumes from [HeartbeatDetails].
+//
 // # Errors
 //
 // Errors keep their message, their kind and their cause chain across the

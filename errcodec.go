@@ -114,18 +114,41 @@ func toRecord(err error) *errorRecord {
 	case *engine.PanicError:
 		return toRecord((*PanicError)(e))
 	default:
-		switch {
-		case err == engine.ErrMaxEvents, err == ErrMaxEventsExceeded: //nolint:errorlint // this link itself; a wrapper is a link of its own
-			r.Kind = "max_events"
-		case err == engine.ErrStuck, err == ErrRunStuck: //nolint:errorlint // as above
-			r.Kind = "stuck"
-		case isRegisteredType(r.Type):
+		if s, ok := sentinelOf(err); ok {
+			r.Kind = s.kind
+		} else if isRegisteredType(r.Type) {
 			r.Kind, r.Data = "registered", mustMarshal(err)
 		}
 		cause = errors.Unwrap(err)
 	}
 	r.Cause = toRecord(cause)
 	return r
+}
+
+// sentinels pairs the engine's sentinel errors with the root's that stand
+// for them, under the kind a record gives them.
+var sentinels = []sentinel{
+	{"max_events", engine.ErrMaxEvents, ErrMaxEventsExceeded},
+	{"stuck", engine.ErrStuck, ErrRunStuck},
+	{"step_too_long", engine.ErrStepTooLong, ErrStepTooLong},
+	{"interrupted", engine.ErrInterrupted, ErrAttemptInterrupted},
+	{"heartbeat_timeout", engine.ErrHeartbeatTimeout, ErrHeartbeatTimeout},
+}
+
+// sentinelOf finds the sentinel err is (this link itself: a wrapper is a
+// link of its own).
+func sentinelOf(err error) (sentinel, bool) {
+	for _, s := range sentinels {
+		if err == s.engine || err == s.root { //nolint:errorlint // see above
+			return s, true
+		}
+	}
+	return sentinel{}, false
+}
+
+type sentinel struct {
+	kind         string
+	engine, root error
 }
 
 func isRegisteredType(name string) bool {
@@ -185,10 +208,11 @@ func fromRecord(r *errorRecord) error {
 		e := &PanicError{Stack: r.Stack}
 		_ = json.Unmarshal(r.Data, &e.Value)
 		return e
-	case "max_events":
-		return ErrMaxEventsExceeded
-	case "stuck":
-		return ErrRunStuck
+	}
+	for _, s := range sentinels {
+		if s.kind == r.Kind {
+			return s.root
+		}
 	}
 	registered.RLock()
 	sentinel, isSentinel := registered.sentinels[r.Type+"\x00"+r.Message]

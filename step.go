@@ -23,9 +23,10 @@ type StepOption func(*stepConfig)
 
 // stepConfig is a step's retry policy.
 type stepConfig struct {
-	maxRetries int
-	backoff    func(retry int) time.Duration
-	timeout    time.Duration
+	maxRetries       int
+	backoff          func(retry int) time.Duration
+	timeout          time.Duration
+	heartbeatTimeout time.Duration
 }
 
 // WithMaxRetries sets how many times a failed attempt is retried
@@ -41,7 +42,12 @@ func WithBackoff(backoff func(retry int) time.Duration) StepOption {
 	return func(c *stepConfig) { c.backoff = backoff }
 }
 
-// WithTimeout bounds each attempt: its context is cancelled after d.
+// WithTimeout bounds each attempt: its context is cancelled after d. It
+// is also the step's declared duration: an invocation with a deadline (a
+// Lambda invocation's) starts the attempt only if d fits in the time it
+// has left, and otherwise hands the run to a fresh invocation first; a
+// step whose d is longer than any invocation allows fails at once with
+// [ErrStepTooLong] (see [WorkerOptions.MaxInvocation]).
 func WithTimeout(d time.Duration) StepOption {
 	return func(c *stepConfig) { c.timeout = d }
 }
@@ -55,7 +61,8 @@ func DefineStep[I, O any](name string, fn func(ctx context.Context, input I) (O,
 	for _, o := range opts {
 		o(&cfg)
 	}
-	def := &engine.StepDef{Name: name, Fn: wrapStep(name, fn), MaxRetries: cfg.maxRetries, Backoff: cfg.backoff, Timeout: cfg.timeout}
+	def := &engine.StepDef{Name: name, Fn: wrapStep(name, fn), MaxRetries: cfg.maxRetries, Backoff: cfg.backoff,
+		Timeout: cfg.timeout, HeartbeatTimeout: cfg.heartbeatTimeout}
 	engine.Global.AddStep(def)
 	return &Step[I, O]{def: def}
 }

@@ -24,6 +24,15 @@ type WorkerOptions struct {
 	// InlineWait is the longest timer or retry delay a run waits out while
 	// staying in memory (default 1 s); longer waits suspend the run.
 	InlineWait time.Duration
+	// MaxInvocation is the longest one invocation of a run may last, as a
+	// Lambda function's timeout bounds each of its invocations: an
+	// invocation whose context has no deadline gets one this far away,
+	// and hands its run off to a fresh invocation shortly before it. A
+	// step that declares (WithTimeout) more than a fresh invocation
+	// allows fails at once with [ErrStepTooLong]. Zero (the default): a
+	// Worker's invocations are bounded only by their context; on Lambda,
+	// by the function's timeout, which the context's deadline gives.
+	MaxInvocation time.Duration
 	// Visibility is how long a received message stays hidden from other
 	// workers while it is processed (default 5 min).
 	Visibility time.Duration
@@ -120,6 +129,8 @@ func NewWorker(w world.World, opts WorkerOptions) *Worker {
 		WarmBytes:  opts.WarmBytes,
 
 		DynamicWorkflows: opts.DynamicWorkflows,
+
+		MaxInvocation: opts.MaxInvocation,
 
 		WebhookBaseURL: opts.WebhookBaseURL,
 		Deployment:     cmp.Or(opts.Deployment, engine.DefaultDeployment()),

@@ -64,6 +64,7 @@ const (
 	StepCompleted  EventType = "step_completed"
 	StepFailed     EventType = "step_failed"
 	StepRetrying   EventType = "step_retrying"
+	StepHeartbeat  EventType = "step_heartbeat"
 	WaitCreated    EventType = "wait_created"
 	WaitCompleted  EventType = "wait_completed"
 	HookCreated    EventType = "hook_created"

@@ -2,7 +2,7 @@
 // serves workflows from an embedded World and journals every step attempt
 // to a file, so the test can count what ran, across processes.
 //
-//	crashtest -dir DATA -journal FILE [-start] [-dynamic TOKEN]
+//	crashtest -dir DATA -journal FILE [-start] [-dynamic TOKEN] [-doomed]
 package main
 
 import (
@@ -80,10 +80,28 @@ var Stepper = workflow.Define("crash.stepper", func(ctx workflow.Context, n int)
 	return n, nil
 })
 
+// endless never returns and ignores its context, as a step stuck in a
+// computation does: only the kill ends an attempt. Its declared timeout
+// puts a deadline in each attempt's step_started that has passed by the
+// time the test kills it.
+var endless = workflow.DefineStep("crash.endless", func(ctx context.Context, _ string) (string, error) {
+	info, _ := workflow.GetStepInfo(ctx)
+	note("start endless %d", info.Attempt)
+	<-make(chan struct{})
+	return "", nil
+}, workflow.WithTimeout(300*time.Millisecond), workflow.WithMaxRetries(2),
+	workflow.WithBackoff(func(int) time.Duration { return 10 * time.Millisecond }))
+
+// Doomed runs the endless step.
+var Doomed = workflow.Define("crash.doomed", func(ctx workflow.Context, _ string) (string, error) {
+	return endless.Call(ctx, "")
+})
+
 func main() {
 	dir := flag.String("dir", "", "data directory")
 	path := flag.String("journal", "", "journal file")
 	start := flag.Bool("start", false, "start the two runs, then serve")
+	doomed := flag.Bool("doomed", false, "start the run of the endless step, then serve")
 	sleep := flag.Duration("sleep", 3*time.Second, "the sleeper's sleep")
 	dynamicToken := flag.String("dynamic", "", "start the dynamic run \"dynamic\" instead, waiting on this hook token (needs "+
 		"WORKFLOW_EXPERIMENTAL_DYNAMIC_WORKFLOWS=1)")
@@ -110,6 +128,11 @@ func main() {
 			log.Fatal(err)
 		}
 		if _, err := workflow.Start(ctx, c, Stepper, 20, workflow.WithRunID("stepper")); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if *doomed {
+		if _, err := workflow.Start(ctx, workflow.NewClient(w), Doomed, "", workflow.WithRunID("doomed")); err != nil {
 			log.Fatal(err)
 		}
 	}

@@ -37,6 +37,7 @@ func (inv *invocation) drive(events []world.Event) error {
 // goLive drives the replayed run live until it ends, suspends or must
 // hand off.
 func (inv *invocation) goLive() error {
+	inv.liveAt = time.Now()
 	if inv.fatal == nil && !inv.terminal && inv.lastSlot.Load() >= int64(inv.e.maxEvents()) {
 		// Outside writers filled the log to its limit (they stop there):
 		// the run can write nothing more, not even its result.
@@ -172,6 +173,11 @@ func (inv *invocation) loop(wake <-chan struct{}) (loopEnd, error) {
 			lazy = nil
 			continue
 		}
+		if inv.fresh && inv.running == 0 {
+			// A step waits for a whole budget: hand off now rather than
+			// idle out this one's.
+			return outOfTime, nil
+		}
 		due := inv.nextDue()
 		if inv.running == 0 && (due.IsZero() || due.Sub(inv.e.now()) > inv.e.InlineWait) {
 			return suspended, nil
@@ -190,6 +196,8 @@ func (inv *invocation) loop(wake <-chan struct{}) (loopEnd, error) {
 			inv.running--
 			inv.recordStepResult(r)
 			inv.drainResults()
+		case hb := <-inv.heartbeats:
+			inv.recordHeartbeat(hb)
 		case <-timer: // materialize sees what fell due
 		case <-lazy:
 			if err := inv.flush(); err != nil {
@@ -201,6 +209,7 @@ func (inv *invocation) loop(wake <-chan struct{}) (loopEnd, error) {
 				return ended, err
 			}
 		case <-budget:
+			inv.abandonRunning()
 			return outOfTime, inv.flush()
 		case <-inv.ctx.Done():
 			return ended, inv.ctx.Err()
@@ -247,26 +256,22 @@ func (inv *invocation) needsFlush() bool {
 // lazy reports whether an event may wait in the buffer while steps run,
 // to be written with the next result (or after lazyFlush): it records that
 // something began (the run, a durable call, a step attempt, a patched
-// branch), which nothing waits on. Writing the run's start eagerly would
+// branch) or a step's progress (a heartbeat), which nothing waits on. Writing the run's start eagerly would
 // put a write between the run's first steps and their start, and cost
 // every run a write.
 func lazy(t world.EventType) bool {
 	_, creates := creationKind[t]
-	return creates || t == world.StepStarted || t == world.RunStarted || t == world.PatchMarker
+	return creates || t == world.StepStarted || t == world.StepHeartbeat || t == world.RunStarted || t == world.PatchMarker
 }
 
 // budgetTimer fires when the invocation should stop taking work and hand
-// the run to a fresh invocation, DeadlineMargin before ctx's deadline.
+// the run to a fresh invocation: at the end of its budget (duration.go).
 func (inv *invocation) budgetTimer() <-chan time.Time {
-	deadline, ok := inv.ctx.Deadline()
+	end, _, ok := inv.budget()
 	if !ok {
 		return nil
 	}
-	margin := inv.e.DeadlineMargin
-	if margin <= 0 {
-		margin = min(max(time.Until(deadline)/10, time.Second), 30*time.Second)
-	}
-	return time.After(max(time.Until(deadline)-margin, 0))
+	return time.After(max(time.Until(end), 0))
 }
 
 // watch wakes the loop when some other writer appends to the run's log: a

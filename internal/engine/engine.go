@@ -41,6 +41,12 @@ type Engine struct {
 	// DeadlineMargin is how long before its context's deadline an
 	// invocation stops taking new work and hands the run off.
 	DeadlineMargin time.Duration
+	// MaxInvocation is the longest an invocation lives (a Lambda
+	// function's timeout): its context's deadline is at most this far
+	// away. Zero: the deadline of an invocation's context bounds it, if
+	// any, and every invocation is taken to live as long as the one at
+	// hand (duration.go).
+	MaxInvocation time.Duration
 	// LeaseTTL is how long a run stays leased to an invocation that
 	// stopped renewing (DefaultLeaseTTL if zero), on Worlds with leases.
 	LeaseTTL time.Duration
@@ -153,6 +159,11 @@ func (e *Engine) Process(ctx context.Context, runID string) error {
 	}
 	if !run.Status.Terminal() && run.Inbox == 0 && e.idle.unchanged(runID, run.LastSlot) {
 		return nil // nothing new since this process suspended the run
+	}
+	if e.MaxInvocation > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, e.MaxInvocation)
+		defer cancel()
 	}
 	warm := e.warm.take(runID)
 	if warm != nil && (run.Status.Terminal() || !warm.fits(run)) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"time"
 	"unicode/utf8"
 )
 
@@ -25,6 +26,14 @@ func encodeFast(v any) (json.RawMessage, bool) {
 	switch p := v.(type) {
 	case stepStartedPayload:
 		b := append([]byte(`{"attempt":`), strconv.Itoa(p.Attempt)...)
+		if !p.Deadline.IsZero() {
+			// As time.Time's MarshalJSON writes it. Replay decodes this
+			// form with encoding/json: it reads a deadline only to say
+			// why an attempt never reported.
+			b = append(b, `,"deadline":"`...)
+			b = p.Deadline.AppendFormat(b, time.RFC3339Nano)
+			b = append(b, '"')
+		}
 		return append(b, '}'), true
 	case stepCompletedPayload:
 		if len(p.Output) == 0 {
@@ -119,7 +128,10 @@ func plainString(s []byte) bool {
 // Tripwires: adding a field to a hand-encoded payload breaks the build
 // here, so that encodeFast and decodeFast learn about it.
 var (
-	_ = stepStartedPayload(struct{ Attempt int }{})
+	_ = stepStartedPayload(struct {
+		Attempt  int
+		Deadline time.Time
+	}{})
 	_ = stepCompletedPayload(struct{ Output json.RawMessage }{})
 	_ = stepCreatedPayload(struct {
 		Step  string

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/lambdaworkflow/workflow/world"
 )
@@ -21,6 +22,9 @@ func TestFastPayloadsMatchEncodingJSON(t *testing.T) {
 	}
 	for _, a := range []int{0, 1, 42, -3} {
 		cases = append(cases, stepStartedPayload{Attempt: a})
+	}
+	for _, at := range []time.Time{time.Date(2026, 12, 1, 17, 4, 5, 123456789, time.UTC), time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", -5*3600))} {
+		cases = append(cases, stepStartedPayload{Attempt: 2, Deadline: at})
 	}
 	for _, c := range cases {
 		want, err := json.Marshal(c)

@@ -20,16 +20,18 @@ import (
 // invocation is one pass of the engine over one run: it replays the log,
 // then drives the run live until it finishes, suspends or hands off.
 type invocation struct {
-	ctx     context.Context
-	cancel  context.CancelCauseFunc // stops running steps, the log watcher and the heartbeat
-	e       *Engine
-	run     world.Run
-	lease   *runLease
-	seal    *codec.Run // the run's payload codec; nil for a plain run
-	log     *slog.Logger
-	span    trace.Span // nil until the log is read
-	began   time.Time
-	outcome string // how the invocation ended, for its span and duration
+	ctx      context.Context
+	cancel   context.CancelCauseFunc // stops running steps, the log watcher and the heartbeat
+	e        *Engine
+	run      world.Run
+	lease    *runLease
+	seal     *codec.Run // the run's payload codec; nil for a plain run
+	log      *slog.Logger
+	span     trace.Span // nil until the log is read
+	began    time.Time
+	openedAt time.Time // when Process made the invocation: its budget runs from here
+	liveAt   time.Time // when it had replayed the log and went live
+	outcome  string    // how the invocation ended, for its span and duration
 
 	created   runCreatedPayload
 	sched     *scheduler
@@ -53,9 +55,13 @@ type invocation struct {
 	buffer   []pending    // events waiting to be written
 	update   *world.RunUpdate
 
-	results chan stepResult
-	closed  chan struct{}
-	running int // step attempts in flight
+	results    chan stepResult
+	heartbeats chan heartbeat // from running attempts, throttled
+	closed     chan struct{}
+	running    int // step attempts in flight
+	// fresh: a step waits for an attempt that does not fit in what is
+	// left of this invocation's budget; once nothing runs, hand off.
+	fresh bool
 
 	finished bool // the workflow function returned
 	output   json.RawMessage
@@ -76,16 +82,20 @@ func newInvocation(ctx context.Context, e *Engine, run world.Run) *invocation {
 	seed := fnv.New64a()
 	seed.Write([]byte(run.ID))
 	inv := &invocation{
-		ctx:     ctx,
-		cancel:  cancel,
-		e:       e,
-		run:     run,
-		lease:   newRunLease(e.World),
-		log:     e.newRunLogger(run),
-		sched:   newScheduler(),
-		rng:     rand.New(rand.NewPCG(seed.Sum64(), 0x9e3779b97f4a7c15)),
-		results: make(chan stepResult),
-		closed:  make(chan struct{}),
+		ctx:      ctx,
+		cancel:   cancel,
+		e:        e,
+		run:      run,
+		openedAt: time.Now(),
+		lease:    newRunLease(e.World),
+		log:      e.newRunLogger(run),
+		sched:    newScheduler(),
+		rng:      rand.New(rand.NewPCG(seed.Sum64(), 0x9e3779b97f4a7c15)),
+		results:  make(chan stepResult),
+		// Room for a fan-out's beats while the loop writes; a full
+		// channel only defers a heartbeat to the attempt's next.
+		heartbeats: make(chan heartbeat, 16),
+		closed:     make(chan struct{}),
 
 		patches:         map[string]bool{},
 		recordedPatches: map[string]bool{},
@@ -193,11 +203,21 @@ func (inv *invocation) applyEvent(ev world.Event) error {
 	switch ev.Type {
 	case world.StepStarted:
 		p, err := decodePayload[stepStartedPayload](ev)
-		op.step.attempt = max(op.step.attempt, p.Attempt)
+		if p.Attempt >= op.step.attempt {
+			op.step.attempt, op.step.deadline, op.step.open = p.Attempt, p.Deadline, true
+		}
 		return err
 	case world.StepRetrying:
 		p, err := decodePayload[stepFailedPayload](ev)
 		op.step.attempt, op.step.retryAt = max(op.step.attempt, p.Attempt), p.RetryAt
+		op.step.open = false
+		if p.Heartbeat != nil {
+			op.step.heartbeat = p.Heartbeat
+		}
+		return err
+	case world.StepHeartbeat:
+		p, err := decodePayload[stepHeartbeatPayload](ev)
+		op.step.heartbeat = p.Details
 		return err
 	case world.StepCompleted:
 		op.resolveRecorded(ev)

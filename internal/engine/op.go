@@ -54,6 +54,16 @@ type stepState struct {
 	// startedAt is when the running attempt started while its
 	// step_started is not buffered yet (see launchAtIssue); zero otherwise.
 	startedAt time.Time
+	// open: the log records the last attempt's start and no outcome. If
+	// no attempt is running here, its invocation is gone (interrupted).
+	open bool
+	// deadline is when the last started attempt had to be over by, and
+	// deadlineAt the same for an attempt started here, until its
+	// step_started is buffered.
+	deadline, deadlineAt time.Time
+	// heartbeat is the last heartbeat details the log records for the step.
+	heartbeat json.RawMessage
+	beats     *beats // of the attempt running here
 }
 
 type waitState struct {

@@ -36,6 +36,17 @@ type stepCreatedPayload struct {
 
 type stepStartedPayload struct {
 	Attempt int `json:"attempt"`
+	// Deadline is when the attempt had to be over by: its invocation's
+	// time budget or its declared timeout, whichever came first. An
+	// attempt found unfinished after it was stopped by its deadline
+	// (see interruptedError).
+	Deadline time.Time `json:"deadline,omitzero"`
+}
+
+// stepHeartbeatPayload records a running attempt's progress (Heartbeat).
+type stepHeartbeatPayload struct {
+	Attempt int             `json:"attempt"`
+	Details json.RawMessage `json:"details,omitempty"`
 }
 
 type stepCompletedPayload struct {
@@ -47,6 +58,9 @@ type stepFailedPayload struct {
 	Error   json.RawMessage `json:"error"`
 	// RetryAt is set on step_retrying: when the next attempt may start.
 	RetryAt time.Time `json:"retryAt,omitzero"`
+	// Heartbeat is the failed attempt's last heartbeat details, for the
+	// next attempt to resume from (none if it sent none).
+	Heartbeat json.RawMessage `json:"heartbeat,omitempty"`
 }
 
 type waitCreatedPayload struct {

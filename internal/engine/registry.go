@@ -23,8 +23,13 @@ type StepDef struct {
 	// Backoff gives the delay before retry number n (1-based) when the
 	// error does not say when to retry.
 	Backoff func(retry int) time.Duration
-	// Timeout bounds one attempt; zero means no bound.
+	// Timeout bounds one attempt; zero means no bound. It is also the
+	// attempt's declared duration: an invocation with less time left
+	// hands the run off before starting it (duration.go).
 	Timeout time.Duration
+	// HeartbeatTimeout fails an attempt that goes this long without a
+	// Heartbeat; zero means heartbeats are not required.
+	HeartbeatTimeout time.Duration
 }
 
 // WorkflowDef is a registered workflow.

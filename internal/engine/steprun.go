@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime"
@@ -29,6 +30,11 @@ type StepInfo struct {
 	// Codec encodes what the step writes to the run's streams; nil for a
 	// plain run.
 	Codec *codec.Run
+	// LastHeartbeat is the last heartbeat details an earlier attempt of
+	// the step recorded, nil if none did.
+	LastHeartbeat json.RawMessage
+
+	beats *beats // this attempt's heartbeats
 }
 
 type stepInfoKey struct{}
@@ -46,6 +52,12 @@ type stepResult struct {
 	err     error
 	took    time.Duration
 	span    trace.Span
+	// heartbeat is the attempt's last heartbeat details, recorded with
+	// its retry.
+	heartbeat json.RawMessage
+	// retryNow: retry without the step's backoff (an attempt this
+	// invocation abandoned because its time ran out).
+	retryNow bool
 }
 
 // launch starts the next attempt of a step on its own goroutine. The
@@ -53,17 +65,18 @@ type stepResult struct {
 // the log, so a crash may run an attempt the log never saw (at least once).
 func (inv *invocation) launch(op *Op) {
 	def := inv.e.step(op.step.def)
-	if op.step.attempt > def.MaxRetries {
-		// Every allowed attempt has started and the last never reported:
-		// its invocation is gone (it crashed, ran out of time, or stalled
-		// past its lease), since on a World with leases this one holds the
-		// run's lease only once that invocation released it or let it
-		// lapse. Stop here rather than loop forever on a step that kills
-		// its worker.
-		op.step.settled = true
-		err := fmt.Errorf("step %q: attempt %d was interrupted and no retries are left", op.Name, op.step.attempt)
-		inv.bufferEvent(world.StepFailed, op.ID(), stepFailedPayload{Attempt: op.step.attempt, Error: inv.e.Errors.Encode(err)})
-		inv.logAt(slog.LevelError, "workflow: step given up", append(stepArgs(op, op.step.attempt), "err", err)...)
+	if op.step.open {
+		// The last attempt never reported: it counts as failed, so that a
+		// step that kills its worker (or outlives every invocation) ends.
+		inv.interrupted(op)
+		return
+	}
+	switch inv.place(def) {
+	case fitsNowhere:
+		inv.failTooLong(op, def)
+		return
+	case handOff:
+		inv.fresh = true
 		return
 	}
 	inv.startAttempt(op, def)
@@ -81,10 +94,11 @@ func (inv *invocation) launch(op *Op) {
 // is the same as with a lazy start, and nothing is written for it until
 // its result.
 func (inv *invocation) launchAtIssue(op *Op) {
-	if !inv.driving || inv.ahead > 0 || inv.fatal != nil || inv.terminal || !inv.lease.mayRun() || inv.ctx.Err() != nil {
+	def := inv.e.step(op.step.def)
+	if !inv.driving || inv.ahead > 0 || inv.fatal != nil || inv.terminal || !inv.lease.mayRun() || inv.ctx.Err() != nil || inv.place(def) != runHere {
 		return // the loop's materialize decides
 	}
-	inv.startAttempt(op, inv.e.step(op.step.def))
+	inv.startAttempt(op, def)
 	if inv.running == 1 {
 		// The only attempt in flight (a fan-out's first branch, a
 		// sequential step): let it start now rather than after the
@@ -99,15 +113,18 @@ func (inv *invocation) startAttempt(op *Op, def *StepDef) {
 	op.step.attempt++
 	op.step.running = true
 	op.step.startedAt = inv.e.now()
+	op.step.deadlineAt = inv.attemptDeadline(def)
 	inv.running++
 	inv.logAt(slog.LevelDebug, "workflow: step attempt started", stepArgs(op, op.step.attempt)...)
+	beats := newBeats(inv, op, def)
+	op.step.beats = beats
 	info := StepInfo{RunID: inv.run.ID, StepID: op.ID(), Name: op.Name, Attempt: op.step.attempt, World: inv.e.World, Now: inv.e.now, Codec: inv.seal,
-		Logger: inv.log.With(stepArgs(op, op.step.attempt)...)}
+		Logger: inv.log.With(stepArgs(op, op.step.attempt)...), LastHeartbeat: op.step.heartbeat, beats: beats}
 	ctx, span := inv.startStepSpan(context.WithValue(inv.ctx, stepInfoKey{}, info), op, op.step.attempt)
 	go func(attempt int, input json.RawMessage) {
 		began := time.Now()
-		out, err := callStep(ctx, def, input)
-		r := stepResult{op: op, attempt: attempt, output: out, err: err, took: time.Since(began), span: span}
+		out, err := callStep(ctx, def, beats, input)
+		r := stepResult{op: op, attempt: attempt, output: out, err: err, took: time.Since(began), span: span, heartbeat: beats.latest()}
 		select {
 		case inv.results <- r:
 		case <-inv.closed:
@@ -122,17 +139,25 @@ func (inv *invocation) bufferStarted(op *Op) {
 	if op.step.startedAt.IsZero() {
 		return
 	}
-	inv.buffer = append(inv.buffer, newPending(world.StepStarted, op.ID(), stepStartedPayload{Attempt: op.step.attempt}, op.step.startedAt))
-	op.step.startedAt = time.Time{}
+	inv.buffer = append(inv.buffer, newPending(world.StepStarted, op.ID(), stepStartedPayload{Attempt: op.step.attempt, Deadline: op.step.deadlineAt}, op.step.startedAt))
+	op.step.startedAt, op.step.deadlineAt = time.Time{}, time.Time{}
 }
 
-// callStep runs one attempt; a panic becomes the attempt's error.
-func callStep(ctx context.Context, def *StepDef, input json.RawMessage) (out json.RawMessage, err error) {
+// callStep runs one attempt; a panic becomes the attempt's error, and so
+// does a missed heartbeat.
+func callStep(ctx context.Context, def *StepDef, beats *beats, input json.RawMessage) (out json.RawMessage, err error) {
 	if def.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, def.Timeout)
 		defer cancel()
 	}
+	ctx, stop := beats.watch(ctx)
+	defer stop()
+	defer func() {
+		if cause := context.Cause(ctx); err != nil && errors.Is(cause, ErrHeartbeatTimeout) {
+			err = cause
+		}
+	}()
 	defer func() {
 		if r := recover(); r != nil {
 			err = &PanicError{Value: fmt.Sprint(r), Stack: string(debug.Stack())}
@@ -153,7 +178,7 @@ func (p *PanicError) Error() string { return "panic: " + p.Value }
 // with its time, or the step's final failure.
 func (inv *invocation) recordStepResult(r stepResult) {
 	op := r.op
-	op.step.running = false
+	op.step.running, op.step.open = false, false
 	if op.done || r.attempt != op.step.attempt {
 		inv.endStepSpan(r, "abandoned")
 		return
@@ -179,12 +204,12 @@ func (inv *invocation) recordStepResult(r stepResult) {
 		inv.logAt(slog.LevelError, why, append(stepArgs(op, r.attempt), "err", r.err)...)
 		return
 	}
-	if after <= 0 && def.Backoff != nil {
+	if after <= 0 && def.Backoff != nil && !r.retryNow {
 		after = def.Backoff(r.attempt)
 	}
 	inv.endStepSpan(r, "retrying")
 	op.step.retryAt = inv.e.now().Add(after)
-	inv.bufferEvent(world.StepRetrying, op.ID(), stepFailedPayload{Attempt: r.attempt, Error: encoded, RetryAt: op.step.retryAt})
+	inv.bufferEvent(world.StepRetrying, op.ID(), stepFailedPayload{Attempt: r.attempt, Error: encoded, RetryAt: op.step.retryAt, Heartbeat: r.heartbeat})
 	inv.logAt(slog.LevelWarn, "workflow: step attempt failed; retrying",
 		append(stepArgs(op, r.attempt), "err", r.err, "retry_at", op.step.retryAt.UTC().Format(time.RFC3339Nano))...)
 }

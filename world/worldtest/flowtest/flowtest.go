@@ -51,6 +51,9 @@ func Run(t *testing.T, newWorld func(t *testing.T) world.World) {
 	for _, s := range codecScenarios {
 		t.Run(s.name, func(t *testing.T) { s.run(t, newWorld(t)) })
 	}
+	for _, s := range durationScenarios {
+		t.Run(s.name, func(t *testing.T) { s.run(t, newDurationEnv(t, newWorld(t))) })
+	}
 	for _, s := range stuckScenarios {
 		t.Run(s.name, func(t *testing.T) { s.run(t, newStuckEnv(t, newWorld(t))) })
 	}

@@ -153,7 +153,22 @@ type interposed struct {
 	world.Leaser
 	beforeRelease func()              // runs before each ReleaseLease
 	enqueued      func(world.Message) // sees each message enqueued
+	appended      func(runID string)  // sees each append to a log
 	stalled       bool                // renewals are lost: the lease lapses
+}
+
+func (w interposed) AppendEvents(ctx context.Context, runID string, from int64, evs []world.Event, update *world.RunUpdate) ([]world.Event, error) {
+	if w.appended != nil {
+		w.appended(runID)
+	}
+	return w.World.AppendEvents(ctx, runID, from, evs, update)
+}
+
+func (w interposed) AppendLeased(ctx context.Context, owner, runID string, from int64, evs []world.Event, update *world.RunUpdate) ([]world.Event, error) {
+	if w.appended != nil {
+		w.appended(runID)
+	}
+	return w.Leaser.AppendLeased(ctx, owner, runID, from, evs, update)
 }
 
 func (w interposed) RenewLease(ctx context.Context, runID string, lease world.Lease) error {
