@@ -29,6 +29,8 @@ var sealedFields = map[world.EventType][]string{
 	world.RunCreated:     {"input"},
 	world.StepCreated:    {"input"},
 	world.StepCompleted:  {"output"},
+	world.StepHeartbeat:  {"details"},
+	world.StepRetrying:   {"heartbeat"},
 	world.HookReceived:   {"payload"},
 	world.ChildCompleted: {"output"},
 	world.RunCompleted:   {"output"},
