@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"slices"
@@ -284,10 +285,14 @@ func (inv *invocation) watch() <-chan struct{} {
 	// for nothing. If that append loses its slots instead, flush itself
 	// applies the events it missed.
 	ours := func() int64 { return max(inv.lastSlot.Load(), inv.writing.Load()) }
+	// The watcher keeps its own copy of the context and run ID: it may
+	// still be winding down when a parked invocation is revived (warm.go)
+	// with new ones.
+	ctx, runID := inv.ctx, inv.run.ID
 	go func() {
 		for {
 			seen := ours()
-			if inv.waitForOthers(seen) != nil {
+			if inv.waitForOthers(ctx, runID, seen) != nil {
 				return
 			}
 			if ours() > seen {
@@ -295,7 +300,7 @@ func (inv *invocation) watch() <-chan struct{} {
 			}
 			select {
 			case wake <- struct{}{}:
-			case <-inv.ctx.Done():
+			case <-ctx.Done():
 				return
 			}
 		}
@@ -312,15 +317,15 @@ func (inv *invocation) watch() <-chan struct{} {
 // complete faster than that.
 const watchPoll = time.Second
 
-func (inv *invocation) waitForOthers(seen int64) error {
+func (inv *invocation) waitForOthers(ctx context.Context, runID string, seen int64) error {
 	if _, ok := inv.e.World.(world.Notifier); ok {
-		return world.WaitEvents(inv.ctx, inv.e.World, inv.run.ID, seen)
+		return world.WaitEvents(ctx, inv.e.World, runID, seen)
 	}
 	t := time.NewTimer(watchPoll)
 	defer t.Stop()
 	select {
-	case <-inv.ctx.Done():
-		return inv.ctx.Err()
+	case <-ctx.Done():
+		return ctx.Err()
 	case <-t.C:
 		return nil
 	}
