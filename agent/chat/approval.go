@@ -14,6 +14,9 @@ import (
 //	POST {path}/{toolCallId}    body agent.Approval: 202, or 404 if no call waits under that ID
 //
 // A UI finds the ID in the stream's tool-call part (needsApproval set).
+// The part can reach the stream before the run waits on the call's hook,
+// so a decision for an ID not yet waiting is held for up to 10 s before
+// the 404.
 // The route decides for whoever knows the ID: put it behind the
 // application's authentication and check that the caller may decide.
 func ApprovalHandler(c *workflow.Client, path string, opts ...HandlerOption) http.Handler {
@@ -26,7 +29,8 @@ func ApprovalHandler(c *workflow.Client, path string, opts ...HandlerOption) htt
 		var a agent.Approval
 		err := decodeBody(w, r, cfg.maxBody, &a)
 		if err == nil {
-			err = agent.Approve(r.Context(), c, r.PathValue("call"), a)
+			approve := func() error { return agent.Approve(r.Context(), c, r.PathValue("call"), a) }
+			err = untilHookExists(r.Context(), approve, func(error) error { return nil })
 		}
 		switch {
 		case errors.Is(err, workflow.ErrHookNotFound):

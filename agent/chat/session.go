@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/agent"
@@ -100,10 +99,6 @@ func (s *Session) Start(ctx context.Context, c *workflow.Client, t Turn, opts ..
 // has ended. It also matches workflow.ErrHookNotFound.
 var ErrSessionEnded = errors.New("chat: the session has ended")
 
-// listenWait bounds how long Send waits for a session that has just
-// started to create its hook.
-const listenWait = 10 * time.Second
-
 // Send delivers m to session sessionID, where it waits for the next turn.
 // A session that has just started takes a moment to listen: Send waits
 // for it, up to 10 s. It fails with workflow.ErrHookNotFound for an
@@ -113,12 +108,8 @@ func (s *Session) Send(ctx context.Context, c *workflow.Client, sessionID string
 	if m.ID == "" {
 		m.ID = "msg_" + rand.Text()
 	}
-	deadline := time.Now().Add(listenWait)
-	for pause := 10 * time.Millisecond; ; pause = min(2*pause, time.Second) {
-		err := inbox.Resume(ctx, c, SessionToken(sessionID), m)
-		if !errors.Is(err, workflow.ErrHookNotFound) {
-			return err
-		}
+	resume := func() error { return inbox.Resume(ctx, c, SessionToken(sessionID), m) }
+	return untilHookExists(ctx, resume, func(err error) error {
 		run, rerr := workflow.GetRun[*agent.Result](ctx, c, sessionID)
 		if rerr != nil {
 			return err // no such run: the hook's error says it
@@ -129,15 +120,9 @@ func (s *Session) Send(ctx context.Context, c *workflow.Client, sessionID string
 			return serr
 		case st.Terminal():
 			return fmt.Errorf("%w (%s): %w", ErrSessionEnded, st, err)
-		case time.Now().After(deadline):
-			return err
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(pause):
-		}
-	}
+		return nil
+	})
 }
 
 // run is the session: a turn for what it has, then the messages that
