@@ -88,7 +88,8 @@ func TestEventSourceInABrowserReconnectsWhereItLeftOff(t *testing.T) {
 }
 
 // cutAfter breaks the connection when the handler writes the part after
-// the first parts, as a network or a proxy would, and then calls then.
+// the first parts, once those are flushed, as a network or a proxy would,
+// and then calls then.
 type cutAfter struct {
 	http.ResponseWriter
 	parts int
@@ -98,6 +99,11 @@ type cutAfter struct {
 func (c *cutAfter) Write(b []byte) (int, error) {
 	if bytes.HasPrefix(b, []byte("id: ")) {
 		if c.parts == 0 {
+			// What was written before the cut reaches the browser, however
+			// the handler batches its flushes.
+			if f, ok := c.ResponseWriter.(http.Flusher); ok {
+				f.Flush()
+			}
 			c.then()
 			panic(http.ErrAbortHandler) // net/http closes the connection mid-response
 		}
