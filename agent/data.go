@@ -64,18 +64,10 @@ func NewDataStream[T any](ctx context.Context, namespace, streamID string) (*Dat
 	if !ok {
 		return nil, fmt.Errorf("agent: NewDataStream: %w", workflow.ErrNotInStep)
 	}
-	w, err := workflow.Writer[Part](ctx, namespace)
-	if err != nil {
-		return nil, err
-	}
 	// The stream's parts are a call of their own, so that a step may
 	// write several objects and a retry's start drops only this one's.
-	call := info.StepID + "/" + streamID
-	emit := func(p Part) error {
-		p.Call = call
-		return w.Write(p)
-	}
-	if err := emit(Part{Type: PartStart, Attempt: info.Attempt}); err != nil {
+	emit, err := openCall(ctx, namespace, info.StepID+"/"+streamID, info.Attempt)
+	if err != nil {
 		return nil, err
 	}
 	return newDataStream[T](streamID, emit), nil

@@ -11,15 +11,8 @@ import (
 // retry repeats, and returns the assembled response for the log.
 func (a *Agent) callModel(ctx context.Context, req Request) (Response, error) {
 	info, _ := workflow.GetStepInfo(ctx)
-	w, err := workflow.Writer[Part](ctx, a.cfg.namespace)
+	emit, err := openCall(ctx, a.cfg.namespace, info.StepID, info.Attempt)
 	if err != nil {
-		return Response{}, err
-	}
-	emit := func(p Part) error {
-		p.Call = info.StepID
-		return w.Write(p)
-	}
-	if err := emit(Part{Type: PartStart, Attempt: info.Attempt}); err != nil {
 		return Response{}, err
 	}
 	if err := writeResults(emit, lastResults(req.Messages)); err != nil {

@@ -92,15 +92,8 @@ func (o *Output[T]) Generate(ctx workflow.Context, messages []Message) (*OutputR
 // updates as it arrives and writes the final object if it is a valid T.
 func (o *Output[T]) callModel(ctx context.Context, in outputCall) (Response, error) {
 	info, _ := workflow.GetStepInfo(ctx)
-	w, err := workflow.Writer[Part](ctx, o.cfg.namespace)
+	emit, err := openCall(ctx, o.cfg.namespace, info.StepID, info.Attempt)
 	if err != nil {
-		return Response{}, err
-	}
-	emit := func(p Part) error {
-		p.Call = info.StepID
-		return w.Write(p)
-	}
-	if err := emit(Part{Type: PartStart, Attempt: info.Attempt}); err != nil {
 		return Response{}, err
 	}
 	ds := newDataStream[T](in.StreamID, emit)

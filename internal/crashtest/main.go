@@ -11,36 +11,27 @@ import (
 	"fmt"
 	"log"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/dynamic"
+	"github.com/lambdaworkflow/workflow/internal/crashtest/journal"
 	"github.com/lambdaworkflow/workflow/world/local"
 )
 
-var journal struct {
-	sync.Mutex
-	f *os.File
-}
-
-func note(format string, args ...any) {
-	journal.Lock()
-	defer journal.Unlock()
-	fmt.Fprintf(journal.f, format+"\n", args...)
-	journal.f.Sync()
-}
+// jour is where every step or tool attempt is noted.
+var jour *journal.Journal
 
 // work journals its start and end; the gap is where a kill lands.
 var work = workflow.DefineStep("crash.work", func(ctx context.Context, name string) (string, error) {
 	info, _ := workflow.GetStepInfo(ctx)
-	note("start %s %s", info.RunID, name)
+	jour.Note("start %s %s", info.RunID, name)
 	select {
 	case <-time.After(150 * time.Millisecond):
 	case <-ctx.Done():
 		return "", ctx.Err()
 	}
-	note("done %s %s", info.RunID, name)
+	jour.Note("done %s %s", info.RunID, name)
 	return name + " ok", nil
 })
 
@@ -86,7 +77,7 @@ var Stepper = workflow.Define("crash.stepper", func(ctx workflow.Context, n int)
 // time the test kills it.
 var endless = workflow.DefineStep("crash.endless", func(ctx context.Context, _ string) (string, error) {
 	info, _ := workflow.GetStepInfo(ctx)
-	note("start endless %d", info.Attempt)
+	jour.Note("start endless %d", info.Attempt)
 	<-make(chan struct{})
 	return "", nil
 }, workflow.WithTimeout(300*time.Millisecond), workflow.WithMaxRetries(2),
@@ -106,11 +97,10 @@ func main() {
 	dynamicToken := flag.String("dynamic", "", "start the dynamic run \"dynamic\" instead, waiting on this hook token (needs "+
 		"WORKFLOW_EXPERIMENTAL_DYNAMIC_WORKFLOWS=1)")
 	flag.Parse()
-	f, err := os.OpenFile(*path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
+	var err error
+	if jour, err = journal.Open(*path); err != nil {
 		log.Fatal(err)
 	}
-	journal.f = f
 	w, err := local.Open(*dir)
 	if err != nil {
 		log.Fatal(err)
@@ -136,7 +126,7 @@ func main() {
 			log.Fatal(err)
 		}
 	}
-	note("serving pid %d", os.Getpid())
+	jour.Note("serving pid %d", os.Getpid())
 	if err := workflow.NewWorker(w, workflow.WorkerOptions{}).Run(ctx); err != nil {
 		log.Fatal(err)
 	}

@@ -10,10 +10,8 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"log"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -22,6 +20,7 @@ import (
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/agent"
 	"github.com/lambdaworkflow/workflow/agent/bedrock"
+	"github.com/lambdaworkflow/workflow/internal/crashtest/journal"
 	"github.com/lambdaworkflow/workflow/internal/emulator"
 	"github.com/lambdaworkflow/workflow/world/local"
 )
@@ -29,27 +28,18 @@ import (
 // RunID is the run the test starts and waits for.
 const RunID = "billing"
 
-var journal struct {
-	sync.Mutex
-	f *os.File
-}
-
-func note(format string, args ...any) {
-	journal.Lock()
-	defer journal.Unlock()
-	fmt.Fprintf(journal.f, format+"\n", args...)
-	_ = journal.f.Sync()
-}
+// jour is where every step or tool attempt is noted.
+var jour *journal.Journal
 
 // slow journals its start and end; the gap is where a kill lands.
 var slow = agent.NewTool("slow", "Do something slowly", func(ctx context.Context, in struct{ N int }, call agent.ToolCallInfo) (int, error) {
-	note("tool start %d", in.N)
+	jour.Note("tool start %d", in.N)
 	select {
 	case <-time.After(300 * time.Millisecond):
 	case <-ctx.Done():
 		return 0, ctx.Err()
 	}
-	note("tool done %d", in.N)
+	jour.Note("tool done %d", in.N)
 	return in.N, nil
 })
 
@@ -59,11 +49,10 @@ func main() {
 	endpoint := flag.String("endpoint", "", "the fake provider's URL")
 	start := flag.Bool("start", false, "start the run, then serve")
 	flag.Parse()
-	f, err := os.OpenFile(*path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
+	var err error
+	if jour, err = journal.Open(*path); err != nil {
 		log.Fatal(err)
 	}
-	journal.f = f
 	cfg := emulator.Config()
 	cfg.BaseEndpoint = aws.String(*endpoint)
 	model := bedrock.New(bedrockruntime.NewFromConfig(cfg), "amazon.nova-lite-v1:0")
@@ -82,7 +71,7 @@ func main() {
 			log.Fatal(err)
 		}
 	}
-	note("serving pid %d", os.Getpid())
+	jour.Note("serving pid %d", os.Getpid())
 	if err := workflow.NewWorker(w, workflow.WorkerOptions{}).Run(ctx); err != nil {
 		log.Fatal(err)
 	}
