@@ -44,6 +44,7 @@ func TestEventSourceInABrowserReconnectsWhereItLeftOff(t *testing.T) {
 	var mu sync.Mutex
 	var lastIDs []string
 	var connected atomic.Bool
+	pageHasTwo := make(chan struct{})
 	stream := turns.Handler(c, "/chat")
 	front := http.NewServeMux()
 	front.HandleFunc("GET /page", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, page) })
@@ -52,7 +53,10 @@ func TestEventSourceInABrowserReconnectsWhereItLeftOff(t *testing.T) {
 		lastIDs = append(lastIDs, r.Header.Get("Last-Event-ID"))
 		mu.Unlock()
 		if connected.CompareAndSwap(false, true) {
-			w = &cutAfter{ResponseWriter: w, parts: 2, then: release} // the model is held after two deltas
+			// The model is held after two deltas; the cut waits until the
+			// page has them, since a reset connection can take unread bytes
+			// with it.
+			w = &cutAfter{ResponseWriter: w, parts: 2, seen: pageHasTwo, then: release}
 		}
 		stream.ServeHTTP(w, r)
 	})
@@ -66,6 +70,11 @@ func TestEventSourceInABrowserReconnectsWhereItLeftOff(t *testing.T) {
 	}
 	if err := chromedp.Do(browser, chromedp.Navigate(pages.URL+"/page?stream=/chat/"+runID+"/stream")); err != nil {
 		t.Fatal(err)
+	}
+	_, err := chromedp.Run(browser, chromedp.Poll[bool](`got.length >= 2`))
+	close(pageHasTwo) // in any case, so that the held handler returns
+	if err != nil {
+		t.Fatalf("the page never got the first two parts: %v", err)
 	}
 	result, err := chromedp.Run(browser, chromedp.Poll[seen](`window.result`))
 	if err != nil {
@@ -88,22 +97,24 @@ func TestEventSourceInABrowserReconnectsWhereItLeftOff(t *testing.T) {
 }
 
 // cutAfter breaks the connection when the handler writes the part after
-// the first parts, once those are flushed, as a network or a proxy would,
-// and then calls then.
+// the first parts, as a network or a proxy would, once those are flushed
+// and seen is closed, and then calls then.
 type cutAfter struct {
 	http.ResponseWriter
 	parts int
+	seen  <-chan struct{}
 	then  func()
 }
 
 func (c *cutAfter) Write(b []byte) (int, error) {
 	if bytes.HasPrefix(b, []byte("id: ")) {
 		if c.parts == 0 {
-			// What was written before the cut reaches the browser, however
+			// What was written before the cut reaches the page, however
 			// the handler batches its flushes.
 			if f, ok := c.ResponseWriter.(http.Flusher); ok {
 				f.Flush()
 			}
+			<-c.seen
 			c.then()
 			panic(http.ErrAbortHandler) // net/http closes the connection mid-response
 		}
