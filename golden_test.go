@@ -23,6 +23,10 @@ import (
 // golden_workflows_test.go; every test run replays them against today's
 // code and format. A log written today must replay tomorrow.
 //
+// golden-attributes-dropped-at-end.json was recorded by code that dropped
+// attributes set right before the workflow returned; it stays to prove
+// such logs replay on the code that keeps them.
+//
 // go test -run TestGoldenLogs -update re-records them. Do that only for a
 // new scenario: re-recording an old log hides the very break it guards
 // against.

@@ -90,3 +90,12 @@ func (l Limit) PlaceStart(prev RateWindow, now time.Time) (RateWindow, time.Time
 // Admits reports whether a partition whose runs hold held slots has room
 // for one more.
 func (l Limit) Admits(held int) bool { return l.Concurrency <= 0 || held < l.Concurrency }
+
+// DueAt is when a run whose first message is delivered at deliverAt is
+// due (see Overdue): then, or now if that is past or unset.
+func DueAt(deliverAt, now time.Time) time.Time {
+	if deliverAt.After(now) {
+		return deliverAt
+	}
+	return now
+}

@@ -13,7 +13,7 @@ import (
 
 // finish records the run's end: its result, or why it failed.
 func (inv *invocation) finish() error {
-	inv.bufferUnseenStarts()
+	inv.bufferLastPass()
 	failure := inv.fatal
 	if failure == nil {
 		failure = inv.failure

@@ -52,19 +52,26 @@ func (inv *invocation) materialize() error {
 	return nil
 }
 
-// bufferUnseenStarts buffers the creation and start of the steps the
-// workflow started in its last pass and materialize has not seen, because
-// the workflow returned: the log holds every attempt that began.
-func (inv *invocation) bufferUnseenStarts() {
+// bufferLastPass buffers what the workflow did in its last pass that
+// materialize has not seen, because the workflow returned: the creation
+// and start of the steps it started (the log holds every attempt that
+// began) and the attributes it set, which the run's end writes with it.
+// Logs written before attributes were kept here end without them and
+// still replay: a run that returned is not held to a call that does not
+// block.
+func (inv *invocation) bufferLastPass() {
 	for _, op := range inv.ops {
-		if op.step.startedAt.IsZero() {
-			continue
-		}
-		if !op.buffered {
-			inv.bufferStepCreated(op)
+		switch {
+		case op.Kind == OpAttrs && !op.buffered:
+			inv.bufferAttributes(op)
 			op.buffered = true
+		case !op.step.startedAt.IsZero():
+			if !op.buffered {
+				inv.bufferStepCreated(op)
+				op.buffered = true
+			}
+			inv.bufferStarted(op)
 		}
-		inv.bufferStarted(op)
 	}
 }
 
@@ -80,10 +87,16 @@ func (inv *invocation) create(op *Op) error {
 	case OpChild:
 		return inv.startChild(op)
 	case OpAttrs:
-		inv.bufferEvent(world.AttributesSet, op.ID(), attributesPayload{Attributes: op.attrs})
-		inv.mergeUpdate(world.RunUpdate{Attributes: op.attrs})
+		inv.bufferAttributes(op)
 	}
 	return nil
+}
+
+// bufferAttributes records attributes the workflow set, in its log and on
+// the run.
+func (inv *invocation) bufferAttributes(op *Op) {
+	inv.bufferEvent(world.AttributesSet, op.ID(), attributesPayload{Attributes: op.attrs})
+	inv.mergeUpdate(world.RunUpdate{Attributes: op.attrs})
 }
 
 func (inv *invocation) bufferStepCreated(op *Op) {

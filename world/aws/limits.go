@@ -254,7 +254,7 @@ func (w *World) releaseItems(pk string, holder itemKeys, next *waiterItem) ([]ty
 	}
 	exists := expression.AttributeExists(expression.Name(attrPK))
 	due, err := w.updateItem(itemKeys{PK: runPK(next.RunID), SK: skLogHead},
-		w.setDue(expression.UpdateBuilder{}, next.RunID, later(next.DeliverAt, now)), &exists)
+		w.setDue(expression.UpdateBuilder{}, next.RunID, world.DueAt(next.DeliverAt, now)), &exists)
 	if err != nil {
 		return nil, err
 	}
@@ -385,12 +385,4 @@ func firstMessage(msg world.Message) world.Message {
 		msg.DedupKey = ""
 	}
 	return msg
-}
-
-// later is when a run whose first message is due at deliverAt is due.
-func later(deliverAt, now time.Time) time.Time {
-	if deliverAt.After(now) {
-		return deliverAt
-	}
-	return now
 }

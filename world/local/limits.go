@@ -122,7 +122,7 @@ func (w *World) admitNext(ctx context.Context, s *writeStmts, workflow, key stri
 			return false, err
 		}
 		msg.DeliverAt, msg.DedupKey, msg.Trace = timeCol(deliverAt), dedupKey.String, traceID.String
-		due := max(now.UnixNano(), deliverAt.Int64)
+		due := world.DueAt(msg.DeliverAt, now).UnixNano()
 		res, err := w.wconn.ExecContext(ctx, `UPDATE runs SET status = ?, updated_at = ?, due_at = ? WHERE id = ? AND status = ?`,
 			string(world.StatusPending), now.UnixNano(), due, msg.RunID, string(world.StatusQueued))
 		if n, err := rowsAffected(res, err); err != nil {

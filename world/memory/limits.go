@@ -3,7 +3,6 @@ package memory
 import (
 	"context"
 	"slices"
-	"time"
 
 	"github.com/lambdaworkflow/workflow/world"
 )
@@ -67,7 +66,7 @@ func (w *World) StartLimited(_ context.Context, run world.Run, first []world.Eve
 		return created, nil
 	}
 	p.held[run.ID] = true
-	rs.due = dueState{at: later(msg.DeliverAt, rs.due.at)}
+	rs.due = dueState{at: world.DueAt(msg.DeliverAt, rs.due.at)}
 	w.enqueueLocked(msg)
 	return created, nil
 }
@@ -98,18 +97,9 @@ func (w *World) ReleaseSlot(_ context.Context, run world.Run, key string) error 
 		p.held[next.RunID] = true
 		rs.run.Status = world.StatusPending
 		rs.run.UpdatedAt = w.clock.Now()
-		rs.due = dueState{at: later(next.DeliverAt, rs.run.UpdatedAt)}
+		rs.due = dueState{at: world.DueAt(next.DeliverAt, rs.run.UpdatedAt)}
 		w.enqueueLocked(next)
 		return nil
 	}
 	return nil
-}
-
-// later returns the later of a message's delivery time and now: when a
-// run with that first message is due.
-func later(deliverAt, now time.Time) time.Time {
-	if deliverAt.After(now) {
-		return deliverAt
-	}
-	return now
 }

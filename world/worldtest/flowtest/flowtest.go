@@ -90,6 +90,7 @@ var scenarios = []scenario{
 	{"PatchAcrossADeploy", patchAcrossADeploy},
 	{"WarmInstances", warmInstances},
 	{"WarmStateOutlivesACrash", warmStateOutlivesACrash},
+	{"AttributesSetJustBeforeReturn", attributesSetJustBeforeReturn},
 }
 
 // env is one scenario's World, client and worker.
