@@ -208,7 +208,7 @@ func (a *Agent) runTool(ctx workflow.Context, call ToolCall, messages []Message)
 		return ToolResult{CallID: call.ID, Name: call.Name, Outcome: Fault, Error: fmt.Sprintf("there is no tool named %q", call.Name)}
 	}
 	if tool.needsApproval() {
-		approved, refused := awaitApproval(ctx, call)
+		approved, refused := awaitApproval(ctx, call, tool.approvalLink())
 		if refused != nil {
 			return *refused
 		}

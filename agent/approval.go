@@ -42,16 +42,25 @@ func Approve(ctx context.Context, c *workflow.Client, toolCallID string, a Appro
 	return Approvals.Resume(ctx, c, toolCallID, a)
 }
 
-// awaitApproval waits for the decision on call. It returns the call to
-// run, or the result of a refused one.
-func awaitApproval(ctx workflow.Context, call ToolCall) (ToolCall, *ToolResult) {
+// awaitApproval waits for the decision on call, from its hook or, if the
+// tool has one, its link. It returns the call to run, or the result of a
+// refused one.
+func awaitApproval(ctx workflow.Context, call ToolCall, link *approvalLink) (ToolCall, *ToolResult) {
 	hook := Approvals.Create(ctx, workflow.WithToken(call.ID), workflow.WithMetadata(ApprovalRequest{Tool: call.Name, Input: call.Input}))
 	defer hook.Dispose(ctx)
-	a, err := hook.Receive(ctx)
-	switch {
-	case err != nil:
-		return call, &ToolResult{CallID: call.ID, Name: call.Name, Outcome: Fault, Error: "waiting for approval: " + err.Error()}
-	case !a.Approved:
+	var a Approval
+	if link != nil {
+		var done *ToolResult
+		if a, done = link.await(ctx, call, hook); done != nil {
+			return call, done
+		}
+	} else {
+		var err error
+		if a, err = hook.Receive(ctx); err != nil {
+			return call, &ToolResult{CallID: call.ID, Name: call.Name, Outcome: Fault, Error: "waiting for approval: " + err.Error()}
+		}
+	}
+	if !a.Approved {
 		code := NotApprovedCode
 		if a.Code != "" {
 			code = cmp.Or(denialCode.FindString(a.Code), DeniedCode)

@@ -26,6 +26,7 @@ type ToolCallInfo struct {
 type ToolDef interface {
 	Spec() ToolSpec
 	needsApproval() bool
+	approvalLink() *approvalLink
 	run(ctx workflow.Context, call ToolCall, info ToolCallInfo) ToolResult
 }
 
@@ -51,6 +52,7 @@ type ToolOption func(*toolConfig)
 
 type toolConfig struct {
 	approval bool
+	link     *approvalLink // ApprovalByLink
 	messages bool
 	step     []workflow.StepOption
 }
@@ -100,6 +102,9 @@ func newTool[I, O any](name, description string, opts []ToolOption) *Tool[I, O] 
 	for _, o := range opts {
 		o(&t.cfg)
 	}
+	if t.cfg.link != nil {
+		t.cfg.link.define(name)
+	}
 	return t
 }
 
@@ -107,6 +112,8 @@ func newTool[I, O any](name, description string, opts []ToolOption) *Tool[I, O] 
 func (t *Tool[I, O]) Spec() ToolSpec { return t.spec }
 
 func (t *Tool[I, O]) needsApproval() bool { return t.cfg.approval }
+
+func (t *Tool[I, O]) approvalLink() *approvalLink { return t.cfg.link }
 
 // Call runs the tool directly from workflow code, outside a model's
 // choice, the way useTool does; a step-level tool's result is recorded.
