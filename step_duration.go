@@ -8,8 +8,10 @@ import "errors"
 //   - a step that declares its duration ([WithTimeout]) starts only in an
 //     invocation with that much time left; otherwise the run is handed to
 //     a fresh invocation first, and the step starts there;
-//   - a step that declares more than any invocation allows fails at once
-//     with [ErrStepTooLong];
+//   - a step that declares more than any invocation allows goes to the
+//     worker's [WorkerOptions.LongStepQueue], served by a Worker without
+//     a time limit, or, where none is set, fails at once with
+//     [ErrStepTooLong];
 //   - an attempt still running when its invocation ended (it ran out of
 //     time, crashed, or was stopped by the platform) counts as a failed
 //     attempt, with [ErrAttemptInterrupted], under the step's retry
@@ -19,9 +21,10 @@ import "errors"
 // serve the steps no Lambda invocation fits: see docs/AWS.md.
 
 // ErrStepTooLong is the cause of a step that declares ([WithTimeout]) a
-// longer duration than any invocation of its worker allows. Split the
-// step into shorter ones, or run its workflow on a Worker without a time
-// limit.
+// longer duration than any invocation of its worker allows, where the
+// worker has no [WorkerOptions.LongStepQueue]. Split the step into
+// shorter ones, or set that queue and serve it with a Worker without a
+// time limit.
 var ErrStepTooLong = errors.New("workflow: step declares a timeout longer than any invocation of this worker allows")
 
 // ErrAttemptInterrupted is the cause of a step attempt whose invocation

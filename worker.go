@@ -29,10 +29,25 @@ type WorkerOptions struct {
 	// invocation whose context has no deadline gets one this far away,
 	// and hands its run off to a fresh invocation shortly before it. A
 	// step that declares (WithTimeout) more than a fresh invocation
-	// allows fails at once with [ErrStepTooLong]. Zero (the default): a
-	// Worker's invocations are bounded only by their context; on Lambda,
-	// by the function's timeout, which the context's deadline gives.
+	// allows fails at once with [ErrStepTooLong], unless LongStepQueue
+	// is set. Zero (the default): a Worker's invocations are bounded only
+	// by their context; on Lambda, by the function's timeout, which the
+	// context's deadline gives.
 	MaxInvocation time.Duration
+	// LongStepQueue, if set, is where a worker whose invocations have a
+	// time limit sends a run whose next step declares (WithTimeout) more
+	// than any of them allows, instead of failing the step with
+	// [ErrStepTooLong]: the queue of a Worker without a time limit (one
+	// with Queue set to it, on any machine), which runs the step and
+	// drives the run on. The run's later wake-ups come back to the
+	// World's queue. Only Enqueue is called on it. See "Steps longer than
+	// an invocation" in the package documentation.
+	LongStepQueue world.Queue
+	// Queue, if set, is the queue the worker takes its messages from
+	// instead of the World's, such as another worker's LongStepQueue;
+	// everything else (the runs, their logs, the wake-ups they queue)
+	// stays on the World.
+	Queue world.Queue
 	// Visibility is how long a received message stays hidden from other
 	// workers while it is processed (default 5 min).
 	Visibility time.Duration
@@ -131,6 +146,7 @@ func NewWorker(w world.World, opts WorkerOptions) *Worker {
 		DynamicWorkflows: opts.DynamicWorkflows,
 
 		MaxInvocation: opts.MaxInvocation,
+		LongSteps:     opts.LongStepQueue,
 
 		WebhookBaseURL: opts.WebhookBaseURL,
 		Deployment:     cmp.Or(opts.Deployment, engine.DefaultDeployment()),
@@ -148,7 +164,7 @@ func NewWorker(w world.World, opts WorkerOptions) *Worker {
 			e.StepOverrides[r.name] = r.fn
 		}
 	}
-	return &Worker{w: &engine.Worker{Engine: e, Concurrency: cmpOr(opts.Concurrency, 64), Visibility: opts.Visibility,
+	return &Worker{w: &engine.Worker{Engine: e, Queue: opts.Queue, Concurrency: cmpOr(opts.Concurrency, 64), Visibility: opts.Visibility,
 		StuckAfter: cmp.Or(opts.StuckAfter, engine.DefaultStuckAfter)}}
 }
 

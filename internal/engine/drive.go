@@ -532,11 +532,19 @@ func (inv *invocation) suspend() error {
 }
 
 // handoff passes the run to a fresh invocation because this one is out of
-// time. Steps in flight are abandoned and run again there. The loop has
+// time, or to the long-step queue because a step fits none of this
+// engine's invocations. Steps in flight are abandoned and run again there. The loop has
 // written the buffer, and the lease is released, so the fresh invocation
 // can take the run at once.
 func (inv *invocation) handoff() error {
-	inv.logAt(slog.LevelInfo, "workflow: out of time; handing the run off to a fresh invocation", "last_slot", inv.lastSlot.Load())
 	inv.outcome = "handoff"
-	return enqueue(inv.traced(), inv.e.World, world.Message{RunID: inv.run.ID, DedupKey: inv.run.ID + "/handoff/" + itoa(int(inv.lastSlot.Load()))})
+	last := inv.lastSlot.Load()
+	if inv.longStep {
+		// A worker without a time limit serves that queue; the run's
+		// later wake-ups come back to this one's.
+		inv.logAt(slog.LevelInfo, "workflow: a step fits no invocation here; handing the run to the long-step queue", "last_slot", last)
+		return enqueue(inv.traced(), inv.e.LongSteps, world.Message{RunID: inv.run.ID, DedupKey: inv.run.ID + "/long/" + itoa(int(last))})
+	}
+	inv.logAt(slog.LevelInfo, "workflow: out of time; handing the run off to a fresh invocation", "last_slot", last)
+	return enqueue(inv.traced(), inv.e.World, world.Message{RunID: inv.run.ID, DedupKey: inv.run.ID + "/handoff/" + itoa(int(last))})
 }

@@ -18,8 +18,9 @@ import (
 // the budget. One that does not fit here but would fit a fresh invocation
 // is handed off: the run goes to a fresh invocation, one queue message,
 // and the attempt starts there with a whole budget. One that fits no
-// invocation fails at once (ErrStepTooLong) instead of being handed from
-// invocation to invocation for ever. An attempt that was running when its
+// invocation goes to Engine.LongSteps, the queue of workers without a
+// time limit, or, where there is none, fails at once (ErrStepTooLong)
+// instead of being handed from invocation to invocation for ever. An attempt that was running when its
 // invocation ended (its step_started is in the log, its result is not)
 // counts as a failed attempt under the step's retry policy, so that even a
 // step with no declared timeout, killed at every deadline, ends.
@@ -116,7 +117,8 @@ func (inv *invocation) attemptDeadline(def *StepDef) time.Time {
 func (inv *invocation) failTooLong(op *Op, def *StepDef) {
 	_, whole, _ := inv.budget()
 	err := fmt.Errorf("step %q: %w: it declares %s, an invocation's budget is %s (its time limit less a margin for handing off), "+
-		"%s of it taken to replay the run: split the step into shorter ones, or run it on a Worker outside Lambda, which has no time limit",
+		"%s of it taken to replay the run: split the step into shorter ones, or set WorkerOptions.LongStepQueue "+
+		"(on Lambda, the stack's LongStepQueue) and serve that queue with a Worker outside Lambda, which has no time limit",
 		op.Name, ErrStepTooLong, def.Timeout, whole.Round(time.Millisecond), inv.toGoLive().Round(time.Millisecond))
 	op.step.settled = true
 	inv.bufferEvent(world.StepFailed, op.ID(), stepFailedPayload{Attempt: op.step.attempt, Error: inv.e.Errors.Encode(err)})

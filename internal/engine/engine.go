@@ -47,6 +47,10 @@ type Engine struct {
 	// any, and every invocation is taken to live as long as the one at
 	// hand (duration.go).
 	MaxInvocation time.Duration
+	// LongSteps, if set, is where a run goes whose next step fits no
+	// invocation (duration.go): the queue of workers without a time
+	// limit. Nil: such a step fails with ErrStepTooLong.
+	LongSteps world.Queue
 	// LeaseTTL is how long a run stays leased to an invocation that
 	// stopped renewing (DefaultLeaseTTL if zero), on Worlds with leases.
 	LeaseTTL time.Duration

@@ -62,6 +62,9 @@ type invocation struct {
 	// fresh: a step waits for an attempt that does not fit in what is
 	// left of this invocation's budget; once nothing runs, hand off.
 	fresh bool
+	// longStep: the step that waits fits no invocation of this engine;
+	// the hand-off goes to Engine.LongSteps.
+	longStep bool
 
 	finished bool // the workflow function returned
 	output   json.RawMessage

@@ -73,7 +73,13 @@ func (inv *invocation) launch(op *Op) {
 	}
 	switch inv.place(def) {
 	case fitsNowhere:
-		inv.failTooLong(op, def)
+		if inv.e.LongSteps == nil {
+			inv.failTooLong(op, def)
+			return
+		}
+		// A worker without a time limit runs it: hand the run to its
+		// queue once the steps in flight are done.
+		inv.fresh, inv.longStep = true, true
 		return
 	case handOff:
 		inv.fresh = true

@@ -174,7 +174,7 @@ func (inv *invocation) revive(ctx context.Context, run world.Run) {
 	inv.lease = newRunLease(inv.e.World)
 	inv.log = inv.e.newRunLogger(run)
 	inv.span, inv.outcome, inv.folded = nil, "", false
-	inv.openedAt, inv.liveAt, inv.fresh = time.Now(), time.Time{}, false // its budget is this invocation's
+	inv.openedAt, inv.liveAt, inv.fresh, inv.longStep = time.Now(), time.Time{}, false, false // its budget is this invocation's
 }
 
 // tailFits reports whether tail is what the log holds after the parked

@@ -10,9 +10,14 @@ import (
 	"github.com/lambdaworkflow/workflow/world"
 )
 
-// Worker takes messages off the World's queue and processes their runs.
+// Worker takes messages off the World's queue, or off Queue, and
+// processes their runs.
 type Worker struct {
 	Engine *Engine
+	// Queue, if set, is where the worker receives its messages instead of
+	// the World's queue (a long-step queue, duration.go); the runs it
+	// drives queue their wake-ups on the World's as always.
+	Queue world.Queue
 	// Concurrency is how many runs are processed at once.
 	Concurrency int
 	// Visibility hides a received message from other workers; it must
@@ -48,7 +53,7 @@ func (w *Worker) Serve(ctx context.Context) error {
 			w.inflight.Wait()
 			return nil
 		}
-		d, err := w.Engine.World.Receive(ctx, w.visibility())
+		d, err := w.queue().Receive(ctx, w.visibility())
 		if err != nil {
 			<-sem
 			if ctx.Err() != nil {
@@ -87,6 +92,14 @@ func (w *Worker) checkStuckPeriodically(ctx context.Context) {
 	}
 }
 
+// queue is where the worker's messages come from.
+func (w *Worker) queue() world.Queue {
+	if w.Queue != nil {
+		return w.Queue
+	}
+	return w.Engine.World
+}
+
 func (w *Worker) visibility() time.Duration {
 	if w.Visibility > 0 {
 		return w.Visibility
@@ -116,7 +129,7 @@ func (w *Worker) Handle(ctx context.Context, d world.Delivery) error {
 		w.Engine.logger().Error("workflow: processing run failed; it will be retried", LogRunID, d.RunID, "attempt", d.Attempt, "err", err)
 		return err
 	}
-	return w.Engine.World.Ack(ctx, d)
+	return w.queue().Ack(ctx, d)
 }
 
 // release makes d visible again on a context that outlives ctx, the
@@ -125,7 +138,7 @@ func (w *Worker) Handle(ctx context.Context, d world.Delivery) error {
 func (w *Worker) release(ctx context.Context, d world.Delivery) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	if err := w.Engine.World.Release(ctx, d); err != nil {
+	if err := w.queue().Release(ctx, d); err != nil {
 		w.Engine.logger().Warn("workflow: releasing a message failed; it returns after its visibility timeout", LogRunID, d.RunID, "err", err)
 	}
 }

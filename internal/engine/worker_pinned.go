@@ -26,12 +26,12 @@ func (w *Worker) leaveForDeployment(ctx context.Context, d world.Delivery, pinne
 	hop := pinnedHop(d)
 	delay := min(time.Duration(hop+1)*pinnedStep, pinnedMaxDelay)
 	next := world.Message{RunID: d.RunID, DeliverAt: w.Engine.now().Add(delay), DedupKey: pinnedKey(d.RunID, hop+1)}
-	if err := w.Engine.World.Enqueue(ctx, next); err != nil {
+	if err := w.queue().Enqueue(ctx, next); err != nil {
 		return err // the message comes back after its visibility timeout
 	}
 	w.Engine.logger().Debug("workflow: run pinned to another deployment; left for it",
 		LogRunID, d.RunID, LogDeployment, w.Engine.Deployment, "pinned_to", pinned.Deployment, "retry_in", delay)
-	return w.Engine.World.Ack(ctx, d)
+	return w.queue().Ack(ctx, d)
 }
 
 // pinnedKey is the dedup key of the message for hop n of a run's wait for

@@ -68,7 +68,9 @@ type Deliveries interface {
 
 // Start serves the workflows of opts.Registry (or of the binary) on the
 // AWS World named by the environment (WORKFLOW_TABLE, WORKFLOW_QUEUE_URL,
-// WORKFLOW_BUCKET; see aws.FromEnv). Webhook URLs are built on WORKFLOW_WEBHOOK_BASE_URL
+// WORKFLOW_BUCKET; see aws.FromEnv). With WORKFLOW_LONG_STEP_QUEUE_URL
+// set, a run whose next step fits no invocation of the function goes to
+// that queue, for a Worker outside Lambda (aws.World.LongStepQueue). Webhook URLs are built on WORKFLOW_WEBHOOK_BASE_URL
 // (the webhook function's URL) unless opts sets WebhookBaseURL. It does
 // not return. A World that cannot be built is an init error: Lambda
 // reports it and the message is delivered again later.
@@ -103,6 +105,12 @@ func Start(opts workflow.WorkerOptions) {
 	handoff := LambdaHandoff{Client: awslambda.NewFromConfig(cfg), Function: os.Getenv("AWS_LAMBDA_FUNCTION_NAME")}
 	if opts.Codec == nil {
 		opts.Codec = aws.PayloadCodecFromEnv(cfg) // WORKFLOW_PAYLOAD_KMS_KEY
+	}
+	if opts.LongStepQueue == nil && w.Options().LongStepQueueURL != "" {
+		// WORKFLOW_LONG_STEP_QUEUE_URL: steps that fit no invocation go
+		// to the Worker outside Lambda that serves it.
+		long, _ := w.LongStepQueue()
+		opts.LongStepQueue = long
 	}
 	worker := workflow.NewWorker(w, opts)
 	lambda.Start(WithStuckCheck(worker, Handler(worker, w, handoff)))

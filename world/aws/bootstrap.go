@@ -30,6 +30,10 @@ type Names struct {
 	// Queue+"-dlq", that takes a message after that many receives (the
 	// template's is 5); 0: no dead-letter queue.
 	DeadLetterAfter int
+	// LongStepQueue, if set, names a second queue, Options.LongStepQueueURL
+	// (see World.LongStepQueue), made like Queue but without a dead-letter
+	// queue.
+	LongStepQueue string
 }
 
 // tableWait bounds how long Bootstrap waits for a new table to be active.
@@ -62,7 +66,13 @@ func Bootstrap(ctx context.Context, cfg aws.Config, names Names) (Options, error
 	if err := createBucket(ctx, blobs, cfg.Region, names.Bucket, world.RetentionOrDefault(names.Retention)); err != nil {
 		return Options{}, fmt.Errorf("bootstrap bucket %s: %w", names.Bucket, err)
 	}
-	return Options{Table: names.Table, QueueURL: queueURL, Bucket: names.Bucket, DeadLetterQueueURL: deadURL}, nil
+	opts := Options{Table: names.Table, QueueURL: queueURL, Bucket: names.Bucket, DeadLetterQueueURL: deadURL}
+	if names.LongStepQueue != "" {
+		if opts.LongStepQueueURL, _, err = createQueues(ctx, q, names.LongStepQueue, 0); err != nil {
+			return Options{}, fmt.Errorf("bootstrap long-step queue %s: %w", names.LongStepQueue, err)
+		}
+	}
+	return opts, nil
 }
 
 // listedAttributes are what the listing indexes project beside their keys:

@@ -29,10 +29,19 @@ func newTestWorld(t *testing.T) *World {
 // the default HTTP client.
 func newTestWorldWith(t *testing.T, cfg aws.Config) *World {
 	t.Helper()
+	return newTestWorldNamed(t, cfg, func(*Names) {})
+}
+
+// newTestWorldNamed is newTestWorldWith on resources named as name
+// changes them.
+func newTestWorldNamed(t *testing.T, cfg aws.Config, name func(*Names)) *World {
+	t.Helper()
 	plain := cfg
 	plain.HTTPClient = nil
-	name := "wf-test-" + strings.ToLower(rand.Text())
-	opts, err := Bootstrap(t.Context(), plain, Names{Table: name, Queue: name, Bucket: name})
+	unique := "wf-test-" + strings.ToLower(rand.Text())
+	names := Names{Table: unique, Queue: unique, Bucket: unique}
+	name(&names)
+	opts, err := Bootstrap(t.Context(), plain, names)
 	if err != nil {
 		t.Fatalf("Bootstrap: %v", err)
 	}

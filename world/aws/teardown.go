@@ -24,9 +24,12 @@ func Teardown(ctx context.Context, cfg aws.Config, opts Options) error {
 	if _, err := q.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: &opts.QueueURL}); err != nil {
 		errs = append(errs, fmt.Errorf("delete queue: %w", err))
 	}
-	if opts.DeadLetterQueueURL != "" {
-		if _, err := q.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: &opts.DeadLetterQueueURL}); err != nil {
-			errs = append(errs, fmt.Errorf("delete dead-letter queue: %w", err))
+	for what, url := range map[string]string{"dead-letter queue": opts.DeadLetterQueueURL, "long-step queue": opts.LongStepQueueURL} {
+		if url == "" {
+			continue
+		}
+		if _, err := q.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: &url}); err != nil {
+			errs = append(errs, fmt.Errorf("delete %s: %w", what, err))
 		}
 	}
 	pages := s3.NewListObjectsV2Paginator(blobs, &s3.ListObjectsV2Input{Bucket: &opts.Bucket})

@@ -35,6 +35,10 @@ type Options struct {
 	// Scheduler, if set, carries messages due beyond SQS's delay limit
 	// (long sleeps) as EventBridge Scheduler schedules; see longsleep.go.
 	Scheduler SchedulerOptions
+	// LongStepQueueURL, if set, is the SQS queue of runs whose next step
+	// fits no Lambda invocation, served by a Worker outside Lambda; see
+	// LongStepQueue.
+	LongStepQueueURL string
 }
 
 // World is a world.World on DynamoDB, SQS and S3. It is safe for concurrent
@@ -108,7 +112,8 @@ func FromEnv(ctx context.Context) (*World, error) {
 }
 
 // OptionsFromEnv reads the resources the Lambda functions are given:
-// WORKFLOW_TABLE, WORKFLOW_QUEUE_URL and WORKFLOW_BUCKET, and
+// WORKFLOW_TABLE, WORKFLOW_QUEUE_URL and WORKFLOW_BUCKET, optionally
+// WORKFLOW_LONG_STEP_QUEUE_URL (see LongStepQueue), and
 // WORKFLOW_RETENTION_DAYS, how long finished runs are kept (unset: 30 days;
 // 0: for ever), and the scheduler's WORKFLOW_SCHEDULE_GROUP,
 // WORKFLOW_SCHEDULER_ROLE_ARN and WORKFLOW_QUEUE_ARN (all or none) and
@@ -116,9 +121,10 @@ func FromEnv(ctx context.Context) (*World, error) {
 // names every variable that is missing or wrong.
 func OptionsFromEnv() (Options, error) {
 	opts := Options{
-		Table:    os.Getenv("WORKFLOW_TABLE"),
-		QueueURL: os.Getenv("WORKFLOW_QUEUE_URL"),
-		Bucket:   os.Getenv("WORKFLOW_BUCKET"),
+		Table:            os.Getenv("WORKFLOW_TABLE"),
+		QueueURL:         os.Getenv("WORKFLOW_QUEUE_URL"),
+		Bucket:           os.Getenv("WORKFLOW_BUCKET"),
+		LongStepQueueURL: os.Getenv("WORKFLOW_LONG_STEP_QUEUE_URL"),
 	}
 	var missing []error
 	for _, v := range []struct{ name, value string }{

@@ -18,3 +18,10 @@ func TestFlows(t *testing.T) {
 		})
 	}
 }
+
+// TestLongStepWorkers runs the mixed deployment, its long-step queue that
+// of an embedded World in a directory of its own.
+func TestLongStepWorkers(t *testing.T) {
+	flowtest.RunLongSteps(t, func(t *testing.T) world.World { return open(t, t.TempDir()) },
+		func(t *testing.T, _ world.World) world.Queue { return open(t, t.TempDir()) })
+}

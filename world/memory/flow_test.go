@@ -18,3 +18,10 @@ func TestFlowsShared(t *testing.T) {
 	w := memory.New()
 	flowtest.Run(t, func(*testing.T) world.World { return w })
 }
+
+// TestLongStepWorkers runs the mixed deployment, its long-step queue
+// another World's queue.
+func TestLongStepWorkers(t *testing.T) {
+	flowtest.RunLongSteps(t, func(*testing.T) world.World { return memory.New() },
+		func(*testing.T, world.World) world.Queue { return memory.New() })
+}

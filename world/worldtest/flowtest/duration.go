@@ -169,7 +169,7 @@ func stepThatFitsNowhereFails(t *testing.T, e *durationEnv) {
 	if !errors.As(err, &stepErr) || stepErr.Step != tooLong.Name() {
 		t.Fatalf("the run's error %v names no StepError of %q", err, tooLong.Name())
 	}
-	for _, says := range []string{"split the step", "Worker outside Lambda"} {
+	for _, says := range []string{"split the step", "Worker outside Lambda", "WorkerOptions.LongStepQueue"} {
 		if !strings.Contains(err.Error(), says) {
 			t.Errorf("the error does not say what to do (%q): %v", says, err)
 		}
