@@ -94,9 +94,12 @@ func WithExisting() Option { return func(cfg *config) { cfg.existing = true } }
 type World struct {
 	clock     Clock
 	retention time.Duration // of finished runs (sweep.go)
-	sweeping  sync.WaitGroup
-	lifeMu    sync.Mutex // orders starting the sweeper against Close's Wait
-	id        string     // this Open of the directory, recorded with the leases it grants
+	// background holds the World's goroutines (the sweeper, the watch
+	// for other processes' commits); Close waits for them before it
+	// closes the databases, so no connection outlives it.
+	background sync.WaitGroup
+	lifeMu     sync.Mutex // orders starting the sweeper against Close's Wait
+	id         string     // this Open of the directory, recorded with the leases it grants
 
 	wmu   sync.Mutex // serialises the writer connection and its statements
 	wconn *sql.Conn
@@ -216,7 +219,7 @@ func (w *World) Close() error {
 		close(w.closed)
 		w.lifeMu.Unlock()
 		<-w.ckpt.done
-		w.sweeping.Wait()
+		w.background.Wait()
 		w.wmu.Lock()
 		defer w.wmu.Unlock()
 		// Synced before the last connection closes, which checkpoints
@@ -232,7 +235,7 @@ func (w *World) Close() error {
 func (w *World) closeDBs() error {
 	var errs []error
 	if w.wconn != nil {
-		errs = append(errs, w.wconn.Close())
+		errs = append(errs, w.ws.close(), w.wconn.Close())
 	}
 	dbs := []*sql.DB{w.rdb, w.wdb}
 	if w.ckpt != nil {
@@ -292,6 +295,6 @@ func (w *World) startSweeping() {
 	select {
 	case <-w.closed:
 	default:
-		w.sweeping.Go(w.sweepPeriodically)
+		w.background.Go(w.sweepPeriodically)
 	}
 }

@@ -71,7 +71,7 @@ func (w *World) watchOtherProcesses() {
 		conn.Close()
 		return
 	}
-	go w.watchDataVersion(conn, last)
+	w.background.Go(func() { w.watchDataVersion(conn, last) })
 }
 
 func (w *World) watchDataVersion(conn *sql.Conn, last int64) {

@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 )
 
@@ -191,10 +192,26 @@ type writeStmts struct {
 	enqueue, take, nextVisible, ack, release, releaseInflight *sql.Stmt
 
 	streamState, putStreamLength, insertChunk, closeStream *sql.Stmt
+
+	// all holds every statement above, for close: statements prepared on
+	// a sql.Conn are not closed with it, and SQLite keeps a connection
+	// with open statements open (a zombie holding the database, its WAL
+	// and shared memory) after the connection's close.
+	all []*sql.Stmt
+}
+
+// close closes every statement; the connection may close after it.
+func (s *writeStmts) close() error {
+	var errs []error
+	for _, st := range s.all {
+		errs = append(errs, st.Close())
+	}
+	s.all = nil
+	return errors.Join(errs...)
 }
 
 func (s *writeStmts) prepare(ctx context.Context, conn *sql.Conn) error {
-	return prepareAll(ctx, conn.PrepareContext, map[**sql.Stmt]string{
+	return prepareAll(ctx, conn.PrepareContext, &s.all, map[**sql.Stmt]string{
 		&s.begin:    `BEGIN IMMEDIATE`,
 		&s.commit:   `COMMIT`,
 		&s.rollback: `ROLLBACK`,
@@ -278,7 +295,7 @@ type readStmts struct {
 }
 
 func (s *readStmts) prepare(ctx context.Context, db *sql.DB) error {
-	return prepareAll(ctx, db.PrepareContext, map[**sql.Stmt]string{
+	return prepareAll(ctx, db.PrepareContext, nil, map[**sql.Stmt]string{
 		&s.run:       `SELECT ` + runReadColumns + ` FROM runs WHERE id = ?`,
 		&s.runExists: `SELECT 1 FROM runs WHERE id = ?`,
 		&s.events: `SELECT slot, type, correlation_id, payload, created_at
@@ -292,13 +309,18 @@ func (s *readStmts) prepare(ctx context.Context, db *sql.DB) error {
 	})
 }
 
-func prepareAll(ctx context.Context, prepare func(context.Context, string) (*sql.Stmt, error), stmts map[**sql.Stmt]string) error {
+// prepareAll prepares each query into its statement, and appends each
+// statement to all if given.
+func prepareAll(ctx context.Context, prepare func(context.Context, string) (*sql.Stmt, error), all *[]*sql.Stmt, stmts map[**sql.Stmt]string) error {
 	for p, query := range stmts {
 		s, err := prepare(ctx, query)
 		if err != nil {
 			return fmt.Errorf("prepare %q: %w", query, err)
 		}
 		*p = s
+		if all != nil {
+			*all = append(*all, s)
+		}
 	}
 	return nil
 }
