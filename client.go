@@ -108,17 +108,9 @@ func Start[I, O any](ctx context.Context, c *Client, wf *Workflow[I, O], input I
 		return nil, err
 	}
 	id := engine.NewRunID(wf.name, cfg.runID, cfg.key)
-	err = engine.StartRun(ctx, c.world, engine.NewRun{ID: id, Workflow: wf.name, Input: raw, Attributes: cfg.attributes, Limit: limit, Codec: c.codec}, c.now())
-	if errors.Is(err, world.ErrRunExists) {
-		existing, gerr := c.world.GetRun(ctx, id)
-		if gerr != nil {
-			return nil, gerr
-		}
-		if existing.Workflow != wf.name {
-			return nil, fmt.Errorf("workflow: run %s exists and belongs to workflow %q, not %q", id, existing.Workflow, wf.name)
-		}
-	} else if err != nil {
-		return nil, err
+	nr := engine.NewRun{ID: id, Workflow: wf.name, Input: raw, Attributes: cfg.attributes, Limit: limit, Codec: c.codec}
+	if err := engine.StartOrJoin(ctx, c.world, nr, c.now()); err != nil {
+		return nil, fmt.Errorf("workflow: %w", err)
 	}
 	return &Run[O]{ID: id, c: c}, nil
 }
@@ -128,8 +120,13 @@ func GetRun[O any](ctx context.Context, c *Client, runID string) (*Run[O], error
 	if _, err := c.world.GetRun(ctx, runID); err != nil {
 		return nil, worldError(err)
 	}
-	return &Run[O]{ID: runID, c: c}, nil
+	return RunOf[O](c, runID), nil
 }
+
+// RunOf returns a handle on the run with the given ID, whose result is an
+// O, without reading it: for a caller that has just started or read the
+// run itself. A wrong ID shows in the handle's calls, as ErrRunNotFound.
+func RunOf[O any](c *Client, runID string) *Run[O] { return &Run[O]{ID: runID, c: c} }
 
 // worldError gives an error from the World the root package's sentinel
 // to match with errors.Is, keeping the World's error in the chain.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/dynamic"
+	"github.com/lambdaworkflow/workflow/internal/readcount"
 	"github.com/lambdaworkflow/workflow/world"
 	"github.com/lambdaworkflow/workflow/world/memory"
 )
@@ -228,5 +229,28 @@ func TestReplayNamesTheSourceLine(t *testing.T) {
 	err = workflow.Replay(ctx, edit("steps.up(x)", "steps.up(x) "))
 	if err == nil || !strings.Contains(err.Error(), "not to the") {
 		t.Errorf("replaying a stored source changed under its hash returned %v, want the hash refused", err)
+	}
+}
+
+// Start reads no run, as workflow.Start does: a fresh start is one write;
+// a start that finds the run already there reads it once, to check it is
+// of this code.
+func TestStartReadsNoRun(t *testing.T) {
+	w := readcount.New()
+	c := workflow.NewClient(w)
+	code := "def workflow(x):\n    return x\n"
+	start := func() {
+		t.Helper()
+		if _, err := dynamic.Start[string](t.Context(), c, code, nil, "in", dynamic.WithEnabled(true), dynamic.WithRunID("dyn-reads")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start()
+	if n := w.Reads(); n != 0 {
+		t.Errorf("a fresh Start read the run %d times, want 0", n)
+	}
+	start()
+	if n := w.Reads(); n != 1 {
+		t.Errorf("a Start of an existing run read it %d times, want 1", n)
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/internal/dynsource"
 	"github.com/lambdaworkflow/workflow/internal/engine"
-	"github.com/lambdaworkflow/workflow/world"
 )
 
 // Step is a registered step a source may call: a [*workflow.Step] made
@@ -111,20 +110,11 @@ func Start[O any](ctx context.Context, c *workflow.Client, code string, steps St
 		return nil, fmt.Errorf("dynamic: Start: %w", err)
 	}
 	id := engine.NewRunID(name, cfg.runID, cfg.key)
-	err = engine.StartRun(ctx, c.World(), engine.NewRun{ID: id, Workflow: name, Input: raw, Attributes: cfg.attributes, Codec: c.PayloadCodec()}, c.Now())
-	if errors.Is(err, world.ErrRunExists) {
-		existing, gerr := c.World().GetRun(ctx, id)
-		if gerr != nil {
-			return nil, gerr
-		}
-		if existing.Workflow != name {
-			return nil, fmt.Errorf("dynamic: Start: run %s exists and belongs to workflow %q, not %q", id, existing.Workflow, name)
-		}
-	} else if err != nil {
-		return nil, err
+	nr := engine.NewRun{ID: id, Workflow: name, Input: raw, Attributes: cfg.attributes, Codec: c.PayloadCodec()}
+	if err := engine.StartOrJoin(ctx, c.World(), nr, c.Now()); err != nil {
+		return nil, fmt.Errorf("dynamic: Start: %w", err)
 	}
-	// One read more than workflow.Start: a Run handle is made by GetRun.
-	return workflow.GetRun[O](ctx, c, id)
+	return workflow.RunOf[O](c, id), nil
 }
 
 // newRun checks everything that could stop the run from ever running and

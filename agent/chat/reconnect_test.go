@@ -13,6 +13,7 @@ import (
 	"github.com/lambdaworkflow/workflow/agent"
 	"github.com/lambdaworkflow/workflow/agent/agenttest"
 	"github.com/lambdaworkflow/workflow/agent/chat"
+	"github.com/lambdaworkflow/workflow/internal/readcount"
 )
 
 // 100 clients connect to one turn's stream while the model is mid-answer,
@@ -162,4 +163,26 @@ func partsOf(fs []frame) []agent.Part {
 		ps[i] = f.Part
 	}
 	return ps
+}
+
+// A reconnect to a finished turn reads the run twice: to check it is one
+// of the handler's, and for the status the response ends with. The handle
+// it streams from is made without another read.
+func TestReconnectReadsTheRunOnceToCheckIt(t *testing.T) {
+	w := readcount.New()
+	c, srv := serve(t, w)
+	_, release := script(agenttest.Answer(words(3)))
+	release()
+	first := request(t, "POST", srv.URL+"/chat", chat.ContentTypeNDJSON, userTurn("hi"))
+	runID := first.Header.Get(chat.RunIDHeader)
+	frames(t, first)
+	fullStream(t, c, runID)
+	w.Reads()
+	again := request(t, "GET", srv.URL+"/chat/"+runID+"/stream", chat.ContentTypeNDJSON, "")
+	if _, end := frames(t, again); end.End != string(workflow.StatusCompleted) {
+		t.Fatalf("end %+v", end)
+	}
+	if n := w.Reads(); n != 2 {
+		t.Errorf("the reconnect read the run %d times, want 2", n)
+	}
 }

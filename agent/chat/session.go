@@ -110,12 +110,10 @@ func (s *Session) Send(ctx context.Context, c *workflow.Client, sessionID string
 	}
 	resume := func() error { return inbox.Resume(ctx, c, SessionToken(sessionID), m) }
 	return untilHookExists(ctx, resume, func(err error) error {
-		run, rerr := workflow.GetRun[*agent.Result](ctx, c, sessionID)
-		if rerr != nil {
-			return err // no such run: the hook's error says it
-		}
-		st, serr := run.Status(ctx)
+		st, serr := workflow.RunOf[*agent.Result](c, sessionID).Status(ctx)
 		switch {
+		case errors.Is(serr, workflow.ErrRunNotFound):
+			return err // no such run: the hook's error says it
 		case serr != nil:
 			return serr
 		case st.Terminal():

@@ -74,7 +74,7 @@ func (s *server) run(ctx context.Context, id string) (*workflow.Run[*agent.Resul
 		}
 		return nil, err
 	}
-	return workflow.GetRun[*agent.Result](ctx, s.c, id)
+	return workflow.RunOf[*agent.Result](s.c, id), nil
 }
 
 // reconnect serves GET .../{id}/stream: the run's parts from the cursor

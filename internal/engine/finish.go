@@ -256,6 +256,23 @@ func StartRun(ctx context.Context, w world.World, nr NewRun, now time.Time) (err
 	return err
 }
 
+// StartOrJoin starts a run as StartRun does; a run that exists already is
+// joined (and queued again) if it is of the same workflow, refused if not.
+func StartOrJoin(ctx context.Context, w world.World, nr NewRun, now time.Time) error {
+	err := StartRun(ctx, w, nr, now)
+	if !errors.Is(err, world.ErrRunExists) {
+		return err
+	}
+	existing, err := w.GetRun(ctx, nr.ID)
+	if err != nil {
+		return err
+	}
+	if existing.Workflow != nr.Workflow {
+		return fmt.Errorf("run %s exists and belongs to workflow %q, not %q", nr.ID, existing.Workflow, nr.Workflow)
+	}
+	return nil
+}
+
 // AppendAndWake appends one event from outside the run (a hook resume, a
 // cancellation, a child's result) at the end of its log, then queues the
 // run so a worker applies it.
