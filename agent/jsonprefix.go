@@ -197,14 +197,3 @@ func (p *prefixParser) scalar() *jnode {
 	p.i = j
 	return n
 }
-
-// at returns the node at a dot path, or nil if it has not arrived.
-func (n *jnode) at(path []string) *jnode {
-	for _, seg := range path {
-		if n == nil || n.kind != 'o' {
-			return nil
-		}
-		n = n.fields[seg]
-	}
-	return n
-}

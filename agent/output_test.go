@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/lambdaworkflow/workflow"
@@ -142,4 +143,52 @@ func chunkText(text string, n int) []string {
 		out = append(out, text[i:min(i+n, len(text))])
 	}
 	return out
+}
+
+// assessment has streamed fields under "*" segments: each point's label
+// (points.*.label, an array's items) and each reviewer's comment
+// (reviews.*.comment, a map's model-chosen keys).
+type assessment struct {
+	Points []struct {
+		Label string `json:"label" agent:"stream"`
+		Score int    `json:"score" agent:"stream"`
+		Notes string `json:"notes"`
+	} `json:"points"`
+	Reviews map[string]struct {
+		Comment string `json:"comment" agent:"stream"`
+	} `json:"reviews"`
+}
+
+// TestStarPathsStreamEachIndexAndKey: a "*" in a streamed field's path
+// matches every index of an array and every key of a map the model
+// writes: the client sees each point's label grow (its item announced
+// first, so the index exists) and each reviewer's comment, whatever the
+// chunking, while the fields that do not stream wait for the final
+// object.
+func TestStarPathsStreamEachIndexAndKey(t *testing.T) {
+	text := `{"points": [{"label": "clear aims", "score": 4, "notes": "n1"}, {"label": "sources", "score": 2, "notes": "n2"}], "reviews": {"zoe": {"comment": "fine"}, "ada": {"comment": "more please"}}}`
+	want := map[string]any{
+		"points":  []any{map[string]any{"label": "clear aims", "score": 4.0}, map[string]any{"label": "sources", "score": 2.0}},
+		"reviews": map[string]any{"zoe": map[string]any{"comment": "fine"}, "ada": map[string]any{"comment": "more please"}},
+	}
+	for _, n := range []int{1, 3, 8, len(text)} {
+		got, err := agent.StreamedFields[assessment](chunkText(text, n))
+		if err != nil {
+			t.Fatalf("chunks of %d: %v", n, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("chunks of %d: built %v, want %v", n, got, want)
+		}
+	}
+	// Halfway through the second label, the first point is complete and
+	// the second has what has arrived of its label.
+	half := text[:strings.Index(text, `"sources"`)+4]
+	got, err := agent.StreamedFields[assessment](chunkText(half, 5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	points := got.(map[string]any)["points"].([]any)
+	if len(points) != 2 || points[1].(map[string]any)["label"] != "sou" {
+		t.Fatalf("halfway the client has %v", got)
+	}
 }
