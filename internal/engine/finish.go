@@ -50,9 +50,11 @@ func (inv *invocation) finish() error {
 // (or, for a continued run, starts its successor, which reports instead). It runs after the terminal event is written and again on any
 // later delivery for the run, so each action is idempotent. events, if
 // given, is the run's whole log; otherwise the invocation's own state is
-// used, and its hooks were released before the end was written.
+// used, and its hooks were released before the end was written. It reads
+// the run and its stream index unsynced (world.UnsyncedReader): it acts on
+// them only by writing to the World, after the end it read.
 func (inv *invocation) afterFinish(events []world.Event) error {
-	run, err := inv.e.World.GetRun(inv.ctx, inv.run.ID)
+	run, err := world.GetRunUnsynced(inv.ctx, inv.e.World, inv.run.ID)
 	if err != nil {
 		return err
 	}

@@ -51,7 +51,7 @@ func closeStreams(ctx context.Context, w world.Streams, runID string, replies []
 	if err := w.CloseStream(ctx, index); err != nil {
 		return nil, err
 	}
-	opened, _, err := w.ReadStream(ctx, index, 0)
+	opened, _, err := world.ReadStreamUnsynced(ctx, w, index, 0)
 	if err != nil {
 		return nil, err
 	}

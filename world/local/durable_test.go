@@ -103,6 +103,10 @@ func syncSteps() []syncStep {
 		{"ReadStream of unsynced chunks", 1, readStream},
 		{"ReadStream of synced chunks", 0, readStream},
 		{"CloseStream", 0, func(ctx context.Context, w *World) error { return w.CloseStream(ctx, "s") }},
+		{"ReadStreamUnsynced of an unsynced close", 0, func(ctx context.Context, w *World) error {
+			_, _, err := w.ReadStreamUnsynced(ctx, "s", 0)
+			return err
+		}},
 		{"ReadStream of an unsynced close", 1, readStream},
 		{"ReadStream of an empty stream", 0, func(ctx context.Context, w *World) error {
 			_, _, err := w.ReadStream(ctx, "empty", 0)
@@ -129,6 +133,7 @@ func syncSteps() []syncStep {
 			_, err := w.ReleaseLease(ctx, "r1", world.Release{Owner: lease.Owner})
 			return err
 		}},
+		{"GetRunUnsynced of an unsynced end", 0, func(ctx context.Context, w *World) error { _, err := w.GetRunUnsynced(ctx, "r1"); return err }},
 		{"GetRun of an unsynced end", 1, func(ctx context.Context, w *World) error { _, err := w.GetRun(ctx, "r1"); return err }},
 		{"GetRun of a synced end", 0, func(ctx context.Context, w *World) error { _, err := w.GetRun(ctx, "r1"); return err }},
 		{"Events of a synced end", 0, func(ctx context.Context, w *World) error { _, err := w.Events(ctx, "r1", 0); return err }},

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -257,19 +258,9 @@ func TestPowerCutKeepsAPrefix(t *testing.T) {
 		_, err := w.AppendLeased(ctx, lease.Owner, "r", int64(i+1), []world.Event{{Type: world.StepCompleted}}, nil)
 		check(t, "AppendLeased", err)
 	}
-	all, err := readImage(strings.TrimSuffix(w.dur.wal, "-wal"))
-	check(t, "read the WAL", err)
-	if !bytes.HasPrefix(all.wal, synced.wal) {
-		t.Fatal("the WAL was rewritten since the fsync (a checkpoint restarted it): the cuts below would not be prefixes")
-	}
-	frame := 24 + int(binary.BigEndian.Uint32(all.wal[8:12])) // header, then the page
 	var kept []int
-	var cuts []int
-	for cut := len(synced.wal); cut < len(all.wal); cut += frame / 2 {
-		cuts = append(cuts, cut)
-	}
-	for _, cut := range append(cuts, len(all.wal)) {
-		w := reboot(t, image{db: all.db, wal: all.wal[:cut]})
+	for cut, img := range cutsSince(t, w, synced) {
+		w := reboot(t, img)
 		evs, err := w.Events(ctx, "r", 0)
 		check(t, "Events after the cut", err)
 		for i, e := range evs {
@@ -282,6 +273,77 @@ func TestPowerCutKeepsAPrefix(t *testing.T) {
 	if kept[0] != 0 || kept[len(kept)-1] != steps {
 		t.Fatalf("events kept by cuts from the last fsync to the WAL's end: %v; want 0 first and %d last", kept, steps)
 	}
+}
+
+// cutsSince returns, by the WAL's length each keeps, what power cuts
+// between the fsync that made synced and now may leave: the WAL cut at
+// every half frame written since, and whole.
+func cutsSince(t *testing.T, w *World, synced image) iter.Seq2[int, image] {
+	t.Helper()
+	all, err := readImage(strings.TrimSuffix(w.dur.wal, "-wal"))
+	check(t, "read the WAL", err)
+	if !bytes.HasPrefix(all.wal, synced.wal) {
+		t.Fatal("the WAL was rewritten since the fsync (a checkpoint restarted it): the cuts would not be prefixes")
+	}
+	frame := 24 + int(binary.BigEndian.Uint32(all.wal[8:12])) // header, then the page
+	return func(yield func(int, image) bool) {
+		for cut := len(synced.wal); cut < len(all.wal)+frame/2; cut += frame / 2 {
+			cut = min(cut, len(all.wal))
+			if !yield(cut, image{db: all.db, wal: all.wal[:cut]}) {
+				return
+			}
+		}
+	}
+}
+
+// TestPowerCutAfterUnsyncedRead reads a run's end and its stream with the
+// unsynced reads (world.UnsyncedReader), as the engine does at a run's
+// end, and then writes what follows from them: the stream's close, the
+// parent's event. The reads sync nothing, so a power cut right after them
+// loses the end (the control); a power cut after any of the writes that
+// follow keeps it, wherever in the WAL it cuts.
+func TestPowerCutAfterUnsyncedRead(t *testing.T) {
+	ctx := t.Context()
+	var d disk
+	w := openWatched(t, t.TempDir(), &d)
+	_, err := w.CreateRun(ctx, world.Run{ID: "parent", Workflow: "wf", Status: world.StatusRunning}, nil)
+	check(t, "CreateRun of the parent", err)
+	check(t, "WriteStream", w.WriteStream(ctx, "s", [][]byte{[]byte("a")}))
+	runToUnsyncedEnd(t, &d, w, "child")
+	synced, before := d.now(t)
+
+	r, err := w.GetRunUnsynced(ctx, "child")
+	check(t, "GetRunUnsynced", err)
+	chunks, _, err := w.ReadStreamUnsynced(ctx, "s", 0)
+	check(t, "ReadStreamUnsynced", err)
+	if r.Status != world.StatusCompleted || len(chunks) != 1 {
+		t.Fatalf("the unsynced reads returned a run %s and %d chunks", r.Status, len(chunks))
+	}
+	if d.last() != before {
+		t.Fatal("an unsynced read fsynced")
+	}
+	survives(t, &d, "the unsynced reads", nil, hasStatus("child", world.StatusCompleted))
+
+	check(t, "CloseStream", w.CloseStream(ctx, "s"))
+	closedKept := false
+	for cut, img := range cutsSince(t, w, synced) {
+		after := reboot(t, img)
+		if hasChunks("s", 1, true)(ctx, after) != nil {
+			continue
+		}
+		closedKept = true
+		if err := hasStatus("child", world.StatusCompleted)(ctx, after); err != nil {
+			t.Errorf("a power cut at byte %d of the WAL kept the stream's close and lost the end it followed: %v", cut, err)
+		}
+	}
+	if !closedKept {
+		t.Fatal("no cut, not even the whole WAL, kept the stream's close")
+	}
+	_, err = w.AppendEvents(ctx, "parent", 1, []world.Event{{Type: world.ChildCompleted, CorrelationID: "child"}}, nil)
+	check(t, "the parent's event", err)
+	survives(t, &d, "the parent's event", []survivor{
+		hasEvent("parent", "child"), hasStatus("child", world.StatusCompleted), hasChunks("s", 1, true),
+	}, nil)
 }
 
 func check(t *testing.T, what string, err error) {

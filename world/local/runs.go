@@ -110,12 +110,21 @@ func insertEvents(s *writeStmts, runID string, from int64, events []world.Event)
 
 // GetRun implements world.Store.
 func (w *World) GetRun(ctx context.Context, id string) (world.Run, error) {
+	r, err := w.GetRunUnsynced(ctx, id)
+	if err == nil && r.Status.Terminal() {
+		if err := w.dur.awaitFence(runTopic(id)); err != nil {
+			return world.Run{}, fmt.Errorf("run %s: %w", id, err)
+		}
+	}
+	return r, err
+}
+
+// GetRunUnsynced implements world.UnsyncedReader: GetRun without waiting
+// for a run's end to be durable (WithFullSync).
+func (w *World) GetRunUnsynced(ctx context.Context, id string) (world.Run, error) {
 	r, err := scanRun(w.rs.run.QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return world.Run{}, fmt.Errorf("run %s: %w", id, world.ErrRunNotFound)
-	}
-	if err == nil && r.Status.Terminal() {
-		err = w.dur.awaitFence(runTopic(id))
 	}
 	if err != nil {
 		return world.Run{}, fmt.Errorf("run %s: %w", id, err)

@@ -52,6 +52,18 @@ func (w *World) CloseStream(_ context.Context, name string) error {
 
 // ReadStream implements world.Streams.
 func (w *World) ReadStream(ctx context.Context, name string, from int64) ([][]byte, bool, error) {
+	chunks, closed, err := w.ReadStreamUnsynced(ctx, name, from)
+	if err == nil && (len(chunks) > 0 || closed) {
+		if err := w.dur.awaitFence(streamTopic(name)); err != nil {
+			return nil, false, fmt.Errorf("read stream %s: %w", name, err)
+		}
+	}
+	return chunks, closed, err
+}
+
+// ReadStreamUnsynced implements world.UnsyncedReader: ReadStream without
+// waiting for the chunks or the close to be durable (WithFullSync).
+func (w *World) ReadStreamUnsynced(ctx context.Context, name string, from int64) ([][]byte, bool, error) {
 	// The closed flag is read first: a stream closed by then has all its
 	// chunks in place for the read that follows, so closed is never
 	// reported with chunks missing.
@@ -74,11 +86,6 @@ func (w *World) ReadStream(ctx context.Context, name string, from int64) ([][]by
 	}
 	if err := rows.Err(); err != nil {
 		return nil, false, fmt.Errorf("read stream %s: %w", name, err)
-	}
-	if len(chunks) > 0 || closed {
-		if err := w.dur.awaitFence(streamTopic(name)); err != nil {
-			return nil, false, fmt.Errorf("read stream %s: %w", name, err)
-		}
 	}
 	return chunks, closed, nil
 }

@@ -47,6 +47,7 @@ func Run(t *testing.T, newWorld func(t *testing.T) world.World) {
 		{"Overdue", overdueTests},
 		{"Inbox", inboxTests},
 		{"Limiter", limiterTests},
+		{"Unsynced", unsyncedTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
