@@ -20,8 +20,9 @@ LAMBDA_BUILD = CGO_ENABLED=0 GOOS=linux GOARCH=$(LAMBDA_GOARCH) $(GO) build -tag
 FLOW_PKG ?= ./functions/flow
 WEBHOOK_PKG ?= github.com/lambdaworkflow/workflow/functions/webhook
 API_PKG ?= github.com/lambdaworkflow/workflow/functions/api
+FLIGHT_PKG ?= github.com/lambdaworkflow/workflow/functions/flight
 
-.PHONY: build-FlowFunction build-WebhookFunction build-ApiFunction
+.PHONY: build-FlowFunction build-WebhookFunction build-ApiFunction build-FlightFunction
 
 build-FlowFunction:
 	$(LAMBDA_BUILD) $(FLOW_PKG)
@@ -31,3 +32,6 @@ build-WebhookFunction:
 
 build-ApiFunction:
 	$(LAMBDA_BUILD) $(API_PKG)
+
+build-FlightFunction:
+	$(LAMBDA_BUILD) $(FLIGHT_PKG)

@@ -148,9 +148,6 @@ var decide = workflow.DefineStep("lambdaapp.decide", func(ctx context.Context, i
 	return r, in.Request.Respond(ctx, r)
 })
 
-// Workflows is what a worker for this application runs.
-var Workflows = workflow.NewRegistry(ProcessOrder, Reminder)
-
 // ProcessOrder is the order workflow.
 var ProcessOrder = workflow.Define("lambdaapp.order", func(ctx workflow.Context, o Order) (Receipt, error) {
 	p, err := price.Call(ctx, o)

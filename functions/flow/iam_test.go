@@ -18,6 +18,9 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/lambdaworkflow/workflow"
+	"github.com/lambdaworkflow/workflow/agent"
+	"github.com/lambdaworkflow/workflow/agent/chat"
+	"github.com/lambdaworkflow/workflow/examples/flight"
 	"github.com/lambdaworkflow/workflow/internal/iamcheck"
 	"github.com/lambdaworkflow/workflow/lambda/flowhandler"
 	"github.com/lambdaworkflow/workflow/webhook"
@@ -55,13 +58,16 @@ func invoke(ctx context.Context, v version, ev events.SQSEvent) (events.SQSEvent
 // that records nothing.
 func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 	stack := iamcheck.NewStack(t)
-	if stack.SchedulerAsIn(t, iamcheck.LoadTemplate(t), "FlowFunction") {
+	tmpl := iamcheck.LoadTemplate(t)
+	if stack.SchedulerAsIn(t, tmpl, "FlowFunction") {
 		t.Log("the template gives the flow function the scheduler: long sleeps make schedules")
 	}
+	stack.ModelAsIn(t, tmpl, "FlowFunction", "FLIGHT_MODEL_ID", flightModelID)
 	names := stack.Names()
 	names.Function = functionName
 	rec := iamcheck.NewRecorder(names)
 	cfg := stack.Recorded(rec)
+	useFlightModel(cfg, flightModelID, "") // the emulator's Bedrock Runtime
 	function := stack.World(t, cfg)
 	other := stack.World(t, stack.Config)
 	c := workflow.NewClient(other)
@@ -131,6 +137,20 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 		}
 		if got, err := run.Result(ctx); err != nil || len(got) != len(iamBig) {
 			t.Fatalf("the run's result: %d bytes, %v", len(got), err)
+		}
+	})
+	t.Run("FlightAgent", func(t *testing.T) {
+		// A turn of the flight agent's session: a model call on Bedrock
+		// (the emulator's mock answers with text and no tool call).
+		run, err := flight.Session.Start(ctx, c, chat.Turn{Messages: []agent.Message{agent.UserMessage("Find me a flight.")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := flight.Session.Send(ctx, c, run.ID, chat.Message{End: true}); err != nil {
+			t.Fatal(err)
+		}
+		if res, err := run.Result(ctx); err != nil || !strings.HasPrefix(res.Text, "[ministack mock") {
+			t.Fatalf("the session's answer: %+v, %v; want the emulator's mock", res, err)
 		}
 	})
 	t.Run("EarlyAndStaleWakeUps", func(t *testing.T) {
@@ -283,7 +303,11 @@ func pause(t *testing.T, ctx context.Context, d time.Duration) {
 // iamBig is over what an item holds inline: it goes to S3.
 var iamBig = strings.Repeat("x", 400<<10)
 
-var iamWorkflows = workflow.NewRegistry(iamEverything, iamChild, iamPinned, iamSleeper)
+var iamWorkflows = workflow.NewRegistry(iamEverything, iamChild, iamPinned, iamSleeper, flight.Session.Workflow())
+
+// flightModelID is the model the flight agent calls in the test: any ID
+// does on the emulator.
+const flightModelID = "amazon.nova-lite-v1:0"
 
 // iamCustomer is the client iamLarge resumes a hook through: not the
 // function's.

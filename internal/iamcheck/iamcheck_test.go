@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -17,6 +18,8 @@ import (
 )
 
 const template = `
+Parameters:
+  ModelId: {Type: String}
 Globals:
   Function:
     Environment:
@@ -52,6 +55,15 @@ Resources:
           Effect: Allow
           Action: sqs:SendMessage
           Resource: !GetAtt [Queue, Arn]
+  FnModel:
+    Type: AWS::IAM::Policy
+    Properties:
+      Roles: [!Ref FnRole]
+      PolicyDocument:
+        Statement:
+          Effect: Allow
+          Action: bedrock:InvokeModelWithResponseStream
+          Resource: !Sub "arn:${AWS::Partition}:bedrock:${AWS::Region}::foundation-model/${ModelId}"
   FnFeed:
     Type: AWS::Lambda::EventSourceMapping
     Properties:
@@ -65,6 +77,7 @@ Resources:
             - {Effect: Allow, Action: "dynamodb:*", Resource: !GetAtt Table.Arn}
             - {Effect: Allow, Action: s3:GetObject, Resource: "*"}
             - {Effect: Allow, Action: s3:GetObject, Resource: "arn:aws:s3:::elsewhere/*"}
+            - {Effect: Allow, Action: bedrock:InvokeModel, Resource: !Sub "arn:${AWS::Partition}:bedrock:${AWS::Region}::foundation-model/*"}
         - AWSLambdaBasicExecutionRole
 `
 
@@ -83,6 +96,7 @@ func TestGrantsReadEveryPlaceAPolicyComesFrom(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Grant{
+		{"bedrock:InvokeModelWithResponseStream", "arn:${AWS::Partition}:bedrock:${AWS::Region}::foundation-model/${ModelId}"},
 		{"dynamodb:GetItem", "${Table.Arn}"},
 		{"dynamodb:PutItem", "${Table.Arn}"},
 		{"s3:GetObject", "${Bucket.Arn}/streams/*"},
@@ -102,7 +116,7 @@ func TestGrantsReadEveryPlaceAPolicyComesFrom(t *testing.T) {
 
 func TestGrantsRefuseWhatTheyCannotJudge(t *testing.T) {
 	_, err := parse(t).Grants("Wide")
-	for _, want := range []string{"wildcard action dynamodb:*", `resource "*"`, `resource "arn:aws:s3:::elsewhere/*"`, "a policy iamcheck cannot read"} {
+	for _, want := range []string{"wildcard action dynamodb:*", `resource "*"`, `resource "arn:aws:s3:::elsewhere/*"`, `foundation-model/*" is not`, "a policy iamcheck cannot read"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v; want it to name %s", err, want)
 		}
@@ -121,7 +135,7 @@ func TestCompareListsBothWays(t *testing.T) {
 func TestCallsNeedTheActionsIAMAuthorisesThem(t *testing.T) {
 	n := Names{Table: "t", Bucket: "b", Queues: map[string]string{"q-url": "Queue"},
 		ScheduleGroup: "g", ScheduleGroupRef: "${Group}", SchedulerRole: "arn:role", SchedulerRoleRef: "${Role.Arn}",
-		Secret: "s", SecretRef: "${Token}"}
+		Secret: "s", SecretRef: "${Token}", Model: "m", ModelRef: "${ModelId}"}
 	for _, c := range []struct {
 		params any
 		err    error
@@ -142,6 +156,8 @@ func TestCallsNeedTheActionsIAMAuthorisesThem(t *testing.T) {
 			{"iam:PassRole", "${Role.Arn}"},
 		}},
 		{&secretsmanager.GetSecretValueInput{SecretId: aws.String("s")}, nil, []Grant{{"secretsmanager:GetSecretValue", "${Token}"}}},
+		{&bedrockruntime.ConverseStreamInput{ModelId: aws.String("m")}, nil, []Grant{{"bedrock:InvokeModelWithResponseStream", "arn:${AWS::Partition}:bedrock:${AWS::Region}::foundation-model/${ModelId}"}}},
+		{&bedrockruntime.ConverseInput{ModelId: aws.String("other")}, nil, []Grant{{"bedrock:InvokeModel", "model other of no stack"}}},
 	} {
 		got, err := n.needs(c.params, c.err)
 		if err != nil || !slices.Equal(got, c.want) {

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
@@ -59,6 +60,10 @@ type Names struct {
 	// Secret is the secret the test's calls read, SecretRef the template's
 	// expression for the one it stands for (e.g. "${ApiToken}").
 	Secret, SecretRef string
+	// Model is the Bedrock model ID the test's calls use, ModelRef the
+	// template's expression for the one it stands for (e.g.
+	// "${FlightModelId}").
+	Model, ModelRef string
 }
 
 // Recorder records the grants the calls made through a config need.
@@ -201,6 +206,13 @@ func (n Names) needs(params any, callErr error) ([]Grant, error) {
 	// Secrets Manager
 	case *secretsmanager.GetSecretValueInput:
 		return []Grant{{"secretsmanager:GetSecretValue", n.secretRef(in.SecretId)}}, nil
+	// Bedrock Runtime: the Converse API is authorised as the invocation
+	// it stands for
+	// (https://docs.aws.amazon.com/bedrock/latest/userguide/conversation-inference-call.html).
+	case *bedrockruntime.ConverseInput:
+		return []Grant{{"bedrock:InvokeModel", n.model(in.ModelId)}}, nil
+	case *bedrockruntime.ConverseStreamInput:
+		return []Grant{{"bedrock:InvokeModelWithResponseStream", n.model(in.ModelId)}}, nil
 	}
 	return nil, fmt.Errorf("iamcheck: no IAM actions known for a call with %T: add them to Names.needs", params)
 }
@@ -315,6 +327,18 @@ func (n Names) secretRef(id *string) string {
 	}
 	return n.SecretRef
 }
+
+// model is a foundation model's ARN, as the template writes it.
+func (n Names) model(id *string) string {
+	if deref(id) != n.Model {
+		return "model " + deref(id) + " of no stack"
+	}
+	return FoundationModelARN + n.ModelRef
+}
+
+// FoundationModelARN is the template's prefix of a Bedrock foundation
+// model's ARN, before the model's ID.
+const FoundationModelARN = "arn:${AWS::Partition}:bedrock:${AWS::Region}::foundation-model/"
 
 func deref(s *string) string {
 	if s == nil {

@@ -32,6 +32,9 @@ type Stack struct {
 	// secret and secretRef are a secret of the test's own and the
 	// template's expression for it, once SecretAsIn has set them.
 	secret, secretRef string
+	// model and modelRef are a Bedrock model ID and the template's
+	// expression for the one it stands for, once ModelAsIn has set them.
+	model, modelRef string
 }
 
 // NewStack bootstraps the resources and deletes them when the test ends;
@@ -61,6 +64,7 @@ func (s *Stack) Names() Names {
 		ScheduleGroup: s.Options.Scheduler.Group, ScheduleGroupRef: s.groupRef,
 		SchedulerRole: s.Options.Scheduler.RoleARN, SchedulerRoleRef: s.roleRef,
 		Secret: s.secret, SecretRef: s.secretRef,
+		Model: s.model, ModelRef: s.modelRef,
 	}
 }
 
@@ -126,6 +130,18 @@ func (s *Stack) SecretAsIn(t *testing.T, tmpl *Template, function, variable, val
 	})
 	s.secret, s.secretRef = name, ref
 	return name
+}
+
+// ModelAsIn makes the test's calls to Bedrock model id stand for the one
+// the template names in function's environment variable variable (any
+// ID does on the emulator, whose mock answers them all).
+func (s *Stack) ModelAsIn(t *testing.T, tmpl *Template, function, variable, id string) {
+	t.Helper()
+	ref, ok := tmpl.Variable(function, variable)
+	if !ok {
+		t.Fatalf("the template sets no %s on %s", variable, function)
+	}
+	s.model, s.modelRef = id, ref
 }
 
 // Recorded returns the stack's config with r recording every call of the

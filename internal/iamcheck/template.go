@@ -13,8 +13,9 @@ import (
 
 // Template is a SAM template's resources, as parsed YAML.
 type Template struct {
-	resources map[string]*yaml.Node
-	globals   *yaml.Node // Globals.Function
+	resources  map[string]*yaml.Node
+	parameters map[string]bool
+	globals    *yaml.Node // Globals.Function
 }
 
 // ReadTemplate parses the template at path.
@@ -43,9 +44,14 @@ func ParseTemplate(b []byte) (*Template, error) {
 	if res == nil || res.Kind != yaml.MappingNode {
 		return nil, errors.New("a template without Resources")
 	}
-	t := &Template{resources: map[string]*yaml.Node{}, globals: get(get(doc.Content[0], "Globals"), "Function")}
+	t := &Template{resources: map[string]*yaml.Node{}, parameters: map[string]bool{}, globals: get(get(doc.Content[0], "Globals"), "Function")}
 	for i := 0; i+1 < len(res.Content); i += 2 {
 		t.resources[res.Content[i].Value] = res.Content[i+1]
+	}
+	if params := get(doc.Content[0], "Parameters"); params != nil {
+		for i := 0; i+1 < len(params.Content); i += 2 {
+			t.parameters[params.Content[i].Value] = true
+		}
 	}
 	return t, nil
 }
@@ -222,8 +228,13 @@ var refs = regexp.MustCompile(`\$\{([A-Za-z0-9]+)[.}]`)
 
 // ownResource reports whether a resource pattern is rooted in a resource
 // the template defines: "${Table.Arn}/index/*", not "*" nor another
-// account's ARN.
+// account's ARN. A Bedrock foundation model is no stack's, but one a
+// template parameter names exactly is the stack's choice.
 func (t *Template) ownResource(pattern string) bool {
+	if id, ok := strings.CutPrefix(pattern, FoundationModelARN+"${"); ok {
+		param, rest, _ := strings.Cut(id, "}")
+		return t.parameters[param] && rest == ""
+	}
 	if !strings.HasPrefix(pattern, "${") && !strings.HasPrefix(pattern, "arn:${AWS::Partition}:") {
 		return false
 	}
