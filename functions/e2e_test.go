@@ -2,7 +2,8 @@
 // `sam validate --lint`, built with `sam build` (which calls the
 // Makefile's build-* targets) and deployed with `sam deploy` to MiniStack's
 // CloudFormation by the same script as `make local`; then an order goes
-// through the functions as it would on AWS. deploy_test.go deploys a
+// through the functions as it would on AWS, and the flight agent books a
+// flight over its Function URL (flight_test.go). deploy_test.go deploys a
 // stack twice, with runs in flight.
 package functions_test
 
@@ -35,7 +36,9 @@ func TestEndToEndOnEmulator(t *testing.T) {
 		t.Fatalf("sam validate --lint: %v\n%s", err, out)
 	}
 
-	out := deployStack(t, ctx, root, stack)
+	bookID := "call-book-" + strings.ToLower(rand.Text()[:8])
+	bedrock := startBedrockStandIn(t, bookID)
+	out := deployStack(t, ctx, root, stack, "STACK_PARAMETERS="+testParameters+" FlightBedrockEndpoint="+bedrock.URL)
 	t.Logf("built and deployed %s in %v", stack, time.Since(start).Round(time.Millisecond))
 	checkDefences(t, ctx, out)
 	checkFlowConcurrency(t, ctx, out)
@@ -81,6 +84,7 @@ func TestEndToEndOnEmulator(t *testing.T) {
 	if st := awaitCompletion(t, ctx, api, orderID); st.Receipt == nil || *st.Receipt != wantReceipt {
 		t.Fatalf("run result %+v, want %+v", st.Receipt, wantReceipt)
 	}
+	checkFlightAgent(t, ctx, out["FlightUrl"], bedrock, bookID)
 	reminder.finish(t, ctx, out["FlowFunctionName"])
 	// Every message the flow function took is settled: after one more
 	// visibility timeout none is back in the queue (an answer the event

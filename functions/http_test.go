@@ -30,16 +30,24 @@ func (a *apiClient) do(t *testing.T, ctx context.Context, method, path string, b
 		req.Header.Set("Authorization", "Bearer "+a.token)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	status, _, b := roundTrip(t, req)
+	return status, b
+}
+
+// roundTrip sends req and returns the response's status, headers and
+// whole body.
+func roundTrip(t *testing.T, req *http.Request) (int, http.Header, []byte) {
+	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
+		t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatalf("%s %s: reading the reply: %v", method, path, err)
+		t.Fatalf("%s %s: reading the reply: %v", req.Method, req.URL.Path, err)
 	}
-	return resp.StatusCode, b
+	return resp.StatusCode, resp.Header, b
 }
 
 func (a *apiClient) get(t *testing.T, ctx context.Context, path string, v any) {

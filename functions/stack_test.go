@@ -54,7 +54,7 @@ func deployStack(t *testing.T, ctx context.Context, root, stack string, env ...s
 	want := []string{"WebhookUrl", "TableName", "BucketName", "QueueUrl", "DeadLetterQueueUrl", "FlowFunctionName", "ScheduleGroupName", "DeadLetterAlarmName"}
 	withAPI := !slices.Contains(env, noExampleAPI)
 	if withAPI {
-		want = append(want, "ApiUrl", "ApiTokenSecret")
+		want = append(want, "ApiUrl", "ApiTokenSecret", "FlightUrl")
 	}
 	for _, k := range want {
 		if out[k] == "" {

@@ -165,6 +165,12 @@ Try it (docs/AWS.md explains each call):
   curl -N -X POST "\$WEBHOOK" -H 'Content-Type: application/json' -d '{"accept": true, "name": "Ada"}'
   curl -X POST '$api/orders/o1/approval' -H 'Authorization: Bearer $token' -H 'Content-Type: application/json' \\
        -d '{"approve": true, "approver": "Grace"}'
+
+The flight agent (examples/flight/README.md; its model is MiniStack's mock Bedrock, which answers
+with text and calls no tools):
+  curl --aws-sigv4 aws:amz:$AWS_REGION:lambda --user test:test -H 'Content-Type: application/json' \\
+       -H 'Accept: application/x-ndjson' -d '{"messages": [{"role": "user", "text": "Hello!"}]}' \\
+       '$(output FlightUrl "$out")flight/sessions'
 EOF
 }
 
