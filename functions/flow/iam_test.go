@@ -93,8 +93,12 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 	defer lambdaAPI.Close()
 	invoker := awslambda.NewFromConfig(cfg, func(o *awslambda.Options) { o.BaseEndpoint = &lambdaAPI.URL })
 	handoff := flowhandler.LambdaHandoff{Client: invoker, Function: functionName}
+	long, err := function.LongStepQueue() // as Start gives it WORKFLOW_LONG_STEP_QUEUE_URL
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, v := range []string{"1", "2"} {
-		worker := workflow.NewWorker(function, workflow.WorkerOptions{Registry: iamWorkflows, Deployment: v, StuckAfter: stuckAfter})
+		worker := workflow.NewWorker(function, workflow.WorkerOptions{Registry: iamWorkflows, Deployment: v, StuckAfter: stuckAfter, LongStepQueue: long})
 		versions[v] = flowhandler.WithStuckCheck(worker, flowhandler.Handler(worker, function, handoff))
 	}
 	alias := &mapping{target: versions["1"]} // the version the event source mapping invokes
@@ -151,6 +155,30 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 		}
 		if res, err := run.Result(ctx); err != nil || !strings.HasPrefix(res.Text, "[ministack mock") {
 			t.Fatalf("the session's answer: %+v, %v; want the emulator's mock", res, err)
+		}
+	})
+	t.Run("LongStepHandedOut", func(t *testing.T) {
+		// The function hands the run to the long-step queue; a Worker
+		// outside Lambda (not the function: its calls are not recorded)
+		// of the run's deployment runs the step.
+		run, err := workflow.Start(ctx, c, iamMarathon, struct{}{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		outside, err := other.LongStepQueue()
+		if err != nil {
+			t.Fatal(err)
+		}
+		deployment := iamcheck.Attribute(t, ctx, run.Attributes, "$deployment")
+		// Not the test's context: its deadline would give the Worker's
+		// invocations a time limit, the one thing it must not have.
+		serving, stop := context.WithCancel(context.WithoutCancel(ctx))
+		defer stop()
+		go func() {
+			_ = workflow.NewWorker(other, workflow.WorkerOptions{Registry: iamWorkflows, Deployment: deployment, Queue: outside}).Run(serving)
+		}()
+		if got, err := run.Result(ctx); err != nil || got != "outside" {
+			t.Fatalf("the long step's run: %q, %v", got, err)
 		}
 	})
 	t.Run("EarlyAndStaleWakeUps", func(t *testing.T) {
@@ -303,11 +331,20 @@ func pause(t *testing.T, ctx context.Context, d time.Duration) {
 // iamBig is over what an item holds inline: it goes to S3.
 var iamBig = strings.Repeat("x", 400<<10)
 
-var iamWorkflows = workflow.NewRegistry(iamEverything, iamChild, iamPinned, iamSleeper, flight.Session.Workflow())
+var iamWorkflows = workflow.NewRegistry(iamEverything, iamChild, iamPinned, iamSleeper, flight.Session.Workflow(), iamMarathon)
 
 // flightModelID is the model the flight agent calls in the test: any ID
 // does on the emulator.
 const flightModelID = "amazon.nova-lite-v1:0"
+
+// iamLongStep declares more than any invocation of the function allows.
+var iamLongStep = workflow.DefineStep("iamflow.longStep", func(context.Context, struct{}) (string, error) {
+	return "outside", nil
+}, workflow.WithTimeout(24*time.Hour))
+
+var iamMarathon = workflow.Define("iamflow.marathon", func(ctx workflow.Context, in struct{}) (string, error) {
+	return iamLongStep.Call(ctx, in)
+})
 
 // iamCustomer is the client iamLarge resumes a hook through: not the
 // function's.

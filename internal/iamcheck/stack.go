@@ -19,8 +19,9 @@ import (
 	"github.com/lambdaworkflow/workflow/world/aws"
 )
 
-// Stack is a World's table, queue and bucket of one test's own on the
-// emulator, standing for the template's Table, Queue and Bucket.
+// Stack is a World's table, queues and bucket of one test's own on the
+// emulator, standing for the template's Table, Queue, LongStepQueue and
+// Bucket.
 type Stack struct {
 	Options aws.Options
 	// Config is the emulator's SDK config, recording nothing: for the
@@ -43,7 +44,7 @@ func NewStack(t *testing.T) *Stack {
 	t.Helper()
 	cfg := emulator.Require(t, 2*time.Second)
 	name := "wf-iam-" + strings.ToLower(rand.Text())
-	opts, err := aws.Bootstrap(t.Context(), cfg, aws.Names{Table: name, Queue: name, Bucket: name})
+	opts, err := aws.Bootstrap(t.Context(), cfg, aws.Names{Table: name, Queue: name, Bucket: name, LongStepQueue: name + "-long"})
 	if err != nil {
 		t.Fatalf("Bootstrap: %v", err)
 	}
@@ -60,7 +61,7 @@ func NewStack(t *testing.T) *Stack {
 // Names maps the stack's resources to the template's logical IDs.
 func (s *Stack) Names() Names {
 	return Names{
-		Table: s.Options.Table, Bucket: s.Options.Bucket, Queues: map[string]string{s.Options.QueueURL: "Queue"},
+		Table: s.Options.Table, Bucket: s.Options.Bucket, Queues: map[string]string{s.Options.QueueURL: "Queue", s.Options.LongStepQueueURL: "LongStepQueue"},
 		ScheduleGroup: s.Options.Scheduler.Group, ScheduleGroupRef: s.groupRef,
 		SchedulerRole: s.Options.Scheduler.RoleARN, SchedulerRoleRef: s.roleRef,
 		Secret: s.secret, SecretRef: s.secretRef,
