@@ -19,10 +19,16 @@ type Agent struct {
 	tools     map[string]ToolDef
 	specs     []ToolSpec
 	call      *workflow.Step[Request, Response]
-	finish    *workflow.Step[[]ToolResult, struct{}]
+	finish    *workflow.Step[finishInput, struct{}]
 	approvals map[string]bool
 	// interrupts are the contracts the model may choose, by name.
 	interrupts map[string]interruptContract
+	// outputs are the output contracts, by name, and passes the
+	// structured calls of those that stream.
+	outputs map[string]outputContract
+	passes  map[string]outputPass
+	// mustReturn is set if a Run ends only with a return contract.
+	mustReturn bool
 }
 
 // Option configures an Agent.
@@ -32,6 +38,7 @@ type config struct {
 	system        string
 	tools         []ToolDef
 	interrupts    []InterruptDef
+	outputs       []OutputDef
 	maxInterrupts int
 	maxSteps      int
 	namespace     string
@@ -86,6 +93,15 @@ func New(name string, model Model, opts ...Option) *Agent {
 	for _, i := range cfg.interrupts {
 		a.interrupts[a.offer(i.Spec()).Name] = i.contract()
 	}
+	a.outputs, a.passes = map[string]outputContract{}, map[string]outputPass{}
+	for _, d := range cfg.outputs {
+		c := d.outputContract()
+		a.outputs[a.offer(d.Spec()).Name] = c
+		if c.newPass != nil {
+			a.passes[c.name] = c.newPass(name, model, cfg)
+		}
+		a.mustReturn = a.mustReturn || c.returns
+	}
 	a.call = workflow.DefineStep("agent."+name, a.callModel, cfg.step...)
 	a.finish = workflow.DefineStep("agent."+name+".finish", a.writeFinish)
 	return a
@@ -122,6 +138,11 @@ type Result struct {
 	// Interrupts are the interrupts the model chose and a person
 	// answered, in order, with their validated requests and responses.
 	Interrupts []InterruptRecord `json:"interrupts,omitempty"`
+	// Emissions are the validated values the model emitted through
+	// output contracts ([WithOutputs]), in order; Return is the return
+	// contract's value that ended the Run, if one did.
+	Emissions []Emission `json:"emissions,omitempty"`
+	Return    *Emission  `json:"return,omitempty"`
 }
 
 // RunOption configures one Run.
@@ -164,25 +185,59 @@ func (a *Agent) Run(ctx workflow.Context, messages []Message, opts ...RunOption)
 		res.Usage = res.Usage.Add(resp.Usage)
 		res.Text, res.FinishReason = resp.Message.Text, resp.FinishReason
 		if len(resp.Message.ToolCalls) == 0 {
-			return res, nil
+			if !a.mustReturn {
+				return res, nil
+			}
+			res.Messages = append(res.Messages, UserMessage(a.returnReminder()))
+			if step >= a.cfg.maxSteps {
+				return a.stop(ctx, res, nil, FinishMaxSteps)
+			}
+			continue
 		}
-		results := a.runTools(ctx, resp.Message.ToolCalls, res.Messages, len(res.Interrupts))
+		results, passes := a.runTools(ctx, resp.Message.ToolCalls, res.Messages, len(res.Interrupts))
 		res.Interrupts = append(res.Interrupts, a.interruptRecords(resp.Message.ToolCalls, results)...)
+		for _, p := range passes {
+			step++ // a streamed output's pass is a model call too
+			res.Responses = append(res.Responses, p)
+			res.Usage = res.Usage.Add(p.Usage)
+		}
+		emitted := a.emissions(resp.Message.ToolCalls, results)
+		res.Emissions = append(res.Emissions, emitted...)
 		res.Messages = append(res.Messages, Message{Role: RoleTool, ToolResults: results})
+		if i := slices.IndexFunc(emitted, func(e Emission) bool { return e.Returns }); i >= 0 {
+			res.Return = &emitted[i]
+			return a.stop(ctx, res, results, FinishStop)
+		}
 		if step >= a.cfg.maxSteps {
-			res.FinishReason = FinishMaxSteps
-			_, err := a.finish.Call(ctx, results)
-			return res, err
+			return a.stop(ctx, res, results, FinishMaxSteps)
 		}
 	}
 }
 
+// stop ends a Run that no model answer ended, streaming the last tool
+// results, which no model call will, and the finish.
+func (a *Agent) stop(ctx workflow.Context, res *Result, results []ToolResult, reason FinishReason) (*Result, error) {
+	res.FinishReason = reason
+	_, err := a.finish.Call(ctx, finishInput{Results: results, Reason: reason})
+	return res, err
+}
+
 // runTools runs a model answer's tool calls side by side and returns
-// their results in the calls' order. interrupted is how many interrupts
-// the Run went through before.
-func (a *Agent) runTools(ctx workflow.Context, calls []ToolCall, messages []Message, interrupted int) []ToolResult {
+// their results in the calls' order, and the responses of the streamed
+// output passes they made. interrupted is how many interrupts the Run
+// went through before.
+func (a *Agent) runTools(ctx workflow.Context, calls []ToolCall, messages []Message, interrupted int) ([]ToolResult, []Response) {
 	futures := make([]workflow.Future[ToolResult], len(calls))
+	passes := make([]*Response, len(calls))
 	for i, call := range calls {
+		if c, ok := a.outputs[call.Name]; ok {
+			futures[i] = workflow.Go(ctx, func(ctx workflow.Context) (ToolResult, error) {
+				r, pass := a.emit(ctx, c, call, messages)
+				passes[i] = pass
+				return r, nil
+			})
+			continue
+		}
 		if c, ok := a.interrupts[call.Name]; ok {
 			interrupted++
 			over := a.cfg.maxInterrupts > 0 && interrupted > a.cfg.maxInterrupts
@@ -199,7 +254,13 @@ func (a *Agent) runTools(ctx workflow.Context, calls []ToolCall, messages []Mess
 		})
 	}
 	results, _ := workflow.Gather(ctx, futures...) // runTool never fails: its failures are results
-	return results
+	var responses []Response
+	for _, p := range passes {
+		if p != nil {
+			responses = append(responses, *p)
+		}
+	}
+	return results, responses
 }
 
 func (a *Agent) runTool(ctx workflow.Context, call ToolCall, messages []Message) ToolResult {

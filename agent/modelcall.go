@@ -34,14 +34,23 @@ func (a *Agent) callModel(ctx context.Context, req Request) (Response, error) {
 		return Response{}, workflow.Fatal(err)
 	}
 	for _, call := range resp.Message.ToolCalls {
-		if err := emit(Part{Type: PartToolCall, ToolCall: &call, NeedsApproval: a.approvals[call.Name], Interrupt: a.interruptName(call.Name)}); err != nil {
+		output := a.outputs[call.Name]
+		part := Part{Type: PartToolCall, ToolCall: &call, NeedsApproval: a.approvals[call.Name], Interrupt: a.interruptName(call.Name), Output: output.name}
+		if err := emit(part); err != nil {
 			return Response{}, err
+		}
+		if output.name != "" && output.newPass == nil && output.check(call.Input) == nil {
+			// A contract without streaming fields is its call's input,
+			// complete now; the loop checks it again, the same way.
+			if err := emit(Part{Type: PartData, Data: &DataUpdate{StreamID: call.ID, Kind: DataFinal, Value: call.Input}}); err != nil {
+				return Response{}, err
+			}
 		}
 	}
 	if err := emit(Part{Type: PartFinishStep, Usage: &resp.Usage, FinishReason: resp.FinishReason}); err != nil {
 		return Response{}, err
 	}
-	if len(resp.Message.ToolCalls) == 0 {
+	if len(resp.Message.ToolCalls) == 0 && !a.mustReturn {
 		err = emit(Part{Type: PartFinish, FinishReason: resp.FinishReason})
 	}
 	return resp, err
@@ -82,17 +91,25 @@ func writeResults(emit func(Part) error, results []ToolResult) error {
 	return nil
 }
 
-// writeFinish is the step that ends a Run stopped by its step limit: it
-// streams the last tool results, which no model call will.
-func (a *Agent) writeFinish(ctx context.Context, results []ToolResult) (struct{}, error) {
+// finishInput is what the step that ends a Run no model answer ended
+// writes: the last tool results, which no model call will, and why it
+// ended.
+type finishInput struct {
+	Results []ToolResult `json:"results,omitempty"`
+	Reason  FinishReason `json:"reason"`
+}
+
+// writeFinish is the step that ends a Run stopped by its step limit or a
+// return contract.
+func (a *Agent) writeFinish(ctx context.Context, in finishInput) (struct{}, error) {
 	w, err := workflow.Writer[Part](ctx, a.cfg.namespace)
 	if err != nil {
 		return struct{}{}, err
 	}
-	if err := writeResults(w.Write, results); err != nil {
+	if err := writeResults(w.Write, in.Results); err != nil {
 		return struct{}{}, err
 	}
-	return struct{}{}, w.Write(Part{Type: PartFinish, FinishReason: FinishMaxSteps})
+	return struct{}{}, w.Write(Part{Type: PartFinish, FinishReason: in.Reason})
 }
 
 // interruptName is name if it names one of the agent's interrupts.

@@ -60,6 +60,10 @@ func NewOutput[T any](name string, model Model, opts ...Option) *Output[T] {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	return newOutput[T](name, model, cfg)
+}
+
+func newOutput[T any](name string, model Model, cfg config) *Output[T] {
 	o := &Output[T]{name: name, model: model, cfg: cfg, schema: schemaOf[T](), fields: streamedFields[T]()}
 	o.call = workflow.DefineStep("agent.output."+name, o.callModel, cfg.step...)
 	return o
@@ -75,8 +79,12 @@ func init() { workflow.RegisterError(ErrInvalidOutput) }
 // [ErrInvalidOutput] when the answer is not a valid T (nothing final is
 // written then, and a client drops the provisional updates).
 func (o *Output[T]) Generate(ctx workflow.Context, messages []Message) (*OutputResult[T], error) {
+	return o.generate(ctx, messages, o.name+"-"+workflow.UUID(ctx))
+}
+
+// generate asks for a T written to the structured stream id.
+func (o *Output[T]) generate(ctx workflow.Context, messages []Message, id string) (*OutputResult[T], error) {
 	system := strings.TrimSpace(o.cfg.system + "\n\nAnswer with one JSON object, and nothing else, that matches this JSON schema:\n" + string(o.schema.raw))
-	id := o.name + "-" + workflow.UUID(ctx)
 	resp, err := o.call.Call(ctx, outputCall{Request: Request{System: system, Messages: messages, Settings: o.cfg.settings}, StreamID: id})
 	if err != nil {
 		return nil, err

@@ -24,7 +24,11 @@ type Part struct {
 	NeedsApproval bool           `json:"needsApproval,omitempty"`
 	// Interrupt names the contract of a tool call that is an interrupt:
 	// the run waits for its response on the hook [InterruptToken] names.
-	Interrupt    string       `json:"interrupt,omitempty"`
+	Interrupt string `json:"interrupt,omitempty"`
+	// Output names the contract of a tool call that emits an output
+	// ([WithOutputs]); its value streams as structured data whose stream
+	// ID is the call's ID.
+	Output       string       `json:"output,omitempty"`
 	ToolResult   *ToolResult  `json:"toolResult,omitempty"`
 	Usage        *Usage       `json:"usage,omitempty"`
 	FinishReason FinishReason `json:"finishReason,omitempty"`
