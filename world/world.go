@@ -327,6 +327,25 @@ type Leaser interface {
 	AppendLeased(ctx context.Context, owner, runID string, from int64, events []Event, update *RunUpdate) (missed []Event, err error)
 }
 
+// RunReader is implemented by Leasers that read a run together with the
+// tail of its log in one request, and whose lease, when taken, tells how
+// far the log reached: the engine then reads a run before it takes the
+// lease and checks that read against the lease's answer instead of
+// reading the log again after it (one request fewer per invocation). An
+// event a lease's last holder wrote before releasing it is within the
+// slot AcquireLeaseAt reports, so nothing it wrote is missed.
+type RunReader interface {
+	// ReadRun is GetRun and Events(id, after) in one request: the run,
+	// with its LastSlot and Inbox, and the events of its log at slots >
+	// after, in order, if they fit in the request's answer (complete);
+	// if not, no events, for the caller to read them with Events when it
+	// needs them. A missing run is ErrRunNotFound.
+	ReadRun(ctx context.Context, id string, after int64) (run Run, events []Event, complete bool, err error)
+	// AcquireLeaseAt is AcquireLease that also returns the run's LastSlot
+	// as the lease found it when it was given.
+	AcquireLeaseAt(ctx context.Context, runID string, lease Lease, now time.Time) (held Lease, lastSlot int64, err error)
+}
+
 // InboxMessage is an event delivered to a run from outside (a hook resume)
 // that waits in the run's inbox until the run's lease holder folds it
 // into the log.

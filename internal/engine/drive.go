@@ -94,7 +94,7 @@ func (inv *invocation) goLive() error {
 			// Events came in after the last look (a hook resume, say), and
 			// their delivery was deferred to us: drive on, if no other
 			// invocation took the lease meanwhile (it then reads them).
-			_, err := inv.acquireLease()
+			_, _, err := inv.acquireLease()
 			if err == nil {
 				if err := inv.catchUp(); err != nil {
 					return err

@@ -154,7 +154,7 @@ func (e *Engine) step(def *StepDef) *StepDef {
 // reads the log and drives the run; one that finds the lease held by a
 // live invocation defers its delivery to it (see deferToHolder).
 func (e *Engine) Process(ctx context.Context, runID string) error {
-	run, err := e.World.GetRun(ctx, runID)
+	run, early, err := e.readRun(ctx, runID)
 	if err != nil {
 		return err
 	}
@@ -182,19 +182,19 @@ func (e *Engine) Process(ctx context.Context, runID string) error {
 	}
 	if run.Status.Terminal() {
 		defer inv.close()
-		events, err := inv.readEvents(0)
+		events, err := inv.logAfter(0, early, run.LastSlot)
 		if err != nil {
 			return err
 		}
 		return inv.afterFinish(events)
 	}
-	err = e.processLeased(ctx, inv, warm != nil)
+	err = e.processLeased(ctx, inv, warm != nil, early)
 	if errors.Is(err, errWarmStale) {
 		inv.close()
 		if inv, err = e.freshInvocation(ctx, run); err != nil {
 			return err
 		}
-		err = e.processLeased(ctx, inv, false)
+		err = e.processLeased(ctx, inv, false, early)
 	}
 	e.park(inv, err)
 	if err != nil && inv.leaseLost(err) {
@@ -216,14 +216,16 @@ func (e *Engine) freshInvocation(ctx context.Context, run world.Run) (*invocatio
 }
 
 // processLeased takes the run's lease, reads its log (only the tail after
-// what a warm invocation has applied, if that checks out) and drives it.
-func (e *Engine) processLeased(ctx context.Context, inv *invocation, warm bool) error {
-	// The lease comes before the log is read: a log read earlier could
-	// miss results its last holder wrote before releasing it.
+// what a warm invocation has applied, if that checks out; what the early
+// read did not cover, if there was one) and drives it.
+func (e *Engine) processLeased(ctx context.Context, inv *invocation, warm bool, early *earlyLog) error {
+	// The lease comes before the log is read, or is checked against the
+	// read (readrun.go): a log read earlier could miss results its last
+	// holder wrote before releasing it.
 	if err := e.pinnedElsewhere(inv.run.ID, inv.run.Workflow, inv.run.Attributes[AttrDeployment]); err != nil {
 		return err // before the lease: the run's own deployment may hold it
 	}
-	held, err := inv.acquireLease()
+	held, last, err := inv.acquireLease()
 	if errors.Is(err, world.ErrLeaseHeld) {
 		return inv.deferToHolder(held)
 	}
@@ -232,7 +234,7 @@ func (e *Engine) processLeased(ctx context.Context, inv *invocation, warm bool) 
 	}
 	defer func() { _, _ = inv.releaseLease(false) }() // on the error paths; drive releases on suspension
 	if warm {
-		tail, err := inv.readEvents(inv.lastSlot.Load())
+		tail, err := inv.logAfter(inv.lastSlot.Load(), early, last)
 		if err != nil {
 			return err
 		}
@@ -245,7 +247,7 @@ func (e *Engine) processLeased(ctx context.Context, inv *invocation, warm bool) 
 		inv.logAt(slog.LevelWarn, "workflow: the warm state of the run does not fit its log; replaying it all", "warm_slot", inv.lastSlot.Load(), "last_slot", inv.run.LastSlot)
 		return errWarmStale
 	}
-	events, err := inv.readEvents(0)
+	events, err := inv.logAfter(0, early, last)
 	if err != nil {
 		return err
 	}

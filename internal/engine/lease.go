@@ -54,20 +54,29 @@ func newRunLease(w world.World) *runLease {
 
 // acquireLease takes the run's lease and keeps it renewed. On a World
 // without leases it does nothing. If another live invocation holds the
-// lease the error matches world.ErrLeaseHeld and held is its lease.
-func (inv *invocation) acquireLease() (held world.Lease, err error) {
+// lease the error matches world.ErrLeaseHeld and held is its lease. On a
+// world.RunReader last is the run's LastSlot as the lease found it, else
+// -1.
+func (inv *invocation) acquireLease() (held world.Lease, last int64, err error) {
 	l := inv.lease
 	if l.leaser == nil || l.held {
-		return world.Lease{}, nil
+		return world.Lease{}, -1, nil
 	}
 	now := time.Now()
 	ttl := inv.e.leaseTTL()
-	if held, err = l.leaser.AcquireLease(inv.ctx, inv.run.ID, world.Lease{Owner: l.owner, Until: now.Add(ttl)}, now); err != nil {
-		return held, err
+	lease := world.Lease{Owner: l.owner, Until: now.Add(ttl)}
+	last = -1
+	if rr, ok := inv.e.World.(world.RunReader); ok {
+		held, last, err = rr.AcquireLeaseAt(inv.ctx, inv.run.ID, lease, now)
+	} else {
+		held, err = l.leaser.AcquireLease(inv.ctx, inv.run.ID, lease, now)
+	}
+	if err != nil {
+		return held, -1, err
 	}
 	l.held, l.stop = true, make(chan struct{})
 	l.beats.Go(func() { inv.heartbeat(l.stop, ttl) })
-	return world.Lease{}, nil
+	return world.Lease{}, last, nil
 }
 
 // heartbeat renews the lease every third of its TTL while the invocation

@@ -114,6 +114,16 @@ func (e *Engine) park(inv *invocation, err error) {
 	}
 }
 
+// slot returns the last slot the run's parked invocation applied, or 0.
+func (c *warmCache) slot(runID string) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.byRun[runID]; ok {
+		return el.Value.(*warmRun).inv.lastSlot.Load()
+	}
+	return 0
+}
+
 // take removes and returns the run's parked invocation, if any.
 func (c *warmCache) take(runID string) *invocation {
 	c.mu.Lock()

@@ -76,8 +76,17 @@ func TestCallCosts(t *testing.T) {
 		}, is(world.ErrSlotTaken), calls{"DynamoDB.TransactWriteItems": 1, "DynamoDB.Query": 1}},
 		{"Events", w, func(ctx context.Context) error { _, err := w.Events(ctx, "r", 0); return err },
 			ok, calls{"DynamoDB.Query": 1}},
+		{"ReadRun", w, func(ctx context.Context) error { _, _, _, err := w.ReadRun(ctx, "r", 0); return err },
+			ok, calls{"DynamoDB.Query": 1}},
 		{"AcquireLease", w, func(ctx context.Context) error {
 			_, err := w.AcquireLease(ctx, "r", world.Lease{Owner: "a", Until: time.Now().Add(time.Minute)}, time.Now())
+			return err
+		}, ok, calls{"DynamoDB.UpdateItem": 1}},
+		{"AcquireLeaseAt by its holder", w, func(ctx context.Context) error {
+			_, last, err := w.AcquireLeaseAt(ctx, "r", world.Lease{Owner: "a", Until: time.Now().Add(time.Minute)}, time.Now())
+			if err == nil && last != 3 {
+				err = fmt.Errorf("the lease found the log at slot %d, want 3", last)
+			}
 			return err
 		}, ok, calls{"DynamoDB.UpdateItem": 1}},
 		{"AcquireLease of a held lease", w, func(ctx context.Context) error {

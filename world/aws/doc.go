@@ -230,13 +230,15 @@
 //	  at a taken slot                 1 TransactWriteItems, 1 Query
 //	  AppendLeased                    the same: the lease is checked in the head's condition
 //	Events                            1 Query (+ GetObjects)
+//	ReadRun                           1 Query, newest first, of the run, inbox, log head and the
+//	                                  tail if it fits the first page (+ GetObjects)
 //	Deliver                           1 PutItem, delivered again or not (+ 1 PutObject)
 //	Inbox                             1 Query (+ GetObjects)
 //	Withdraw                          1 DeleteItem (+ 1 DeleteObject of a payload in S3)
 //	AppendFolded                      1 TransactWriteItems (events + messages + 1 items),
 //	                                  + 1 DeleteObject per folded message whose payload was in S3
-//	AcquireLease, RenewLease,         1 UpdateItem each (of the log head), refused or not
-//	  ReleaseLease
+//	AcquireLease, RenewLease,         1 UpdateItem each (of the log head), refused or not;
+//	  ReleaseLease, AcquireLeaseAt    AcquireLeaseAt's answer is the head it wrote
 //	  ReleaseLease after the log grew 2 UpdateItem (the second makes the run due now)
 //	OverdueRuns                       16 Query of the runs-by-due index (one per shard),
 //	                                  1 BatchGetItem per 100 candidates

@@ -250,7 +250,12 @@ func (w *World) Events(ctx context.Context, runID string, after int64) ([]world.
 	if len(avs) == 0 || !isItem(avs[len(avs)-1], skLogHead) || w.expired(expiresAt(avs[len(avs)-1])) {
 		return nil, fmt.Errorf("events of run %s: %w", runID, world.ErrRunNotFound)
 	}
-	avs = avs[:len(avs)-1]
+	return w.decodeEvents(ctx, runID, avs[:len(avs)-1])
+}
+
+// decodeEvents decodes a log's event items, fetching the payloads kept in
+// S3.
+func (w *World) decodeEvents(ctx context.Context, runID string, avs []ddbItem) ([]world.Event, error) {
 	if len(avs) == 0 {
 		return nil, nil
 	}

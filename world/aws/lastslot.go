@@ -3,9 +3,12 @@ package aws
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -25,6 +28,68 @@ func (w *World) GetRun(ctx context.Context, id string) (world.Run, error) {
 	if err != nil {
 		return world.Run{}, fmt.Errorf("get run %s: %w", id, err)
 	}
+	return w.runFromRange(ctx, id, avs)
+}
+
+// ReadRun implements world.RunReader with one consistent Query of the
+// run's partition from the run item down to slot after+1: the run, its
+// inbox, the log head and the events, newest first. A log tail that does
+// not fit the Query's first page (1 MB) is not read on: the run comes
+// back alone, so that a delivery that does nothing with the log (dropped,
+// or deferred to the lease's holder) costs one request however long the
+// log is.
+func (w *World) ReadRun(ctx context.Context, id string, after int64) (world.Run, []world.Event, bool, error) {
+	avs, more, err := w.queryNewestFirst(ctx, runPK(id), eventSK(max(after, 0)+1), skRun)
+	if err != nil {
+		return world.Run{}, nil, false, fmt.Errorf("read run %s: %w", id, err)
+	}
+	slices.Reverse(avs)
+	n := 0
+	for n < len(avs) && isEventItem(avs[n]) {
+		n++
+	}
+	run, err := w.runFromRange(ctx, id, avs[n:])
+	if err != nil || more {
+		return run, nil, false, err
+	}
+	events, err := w.decodeEvents(ctx, id, avs[:n])
+	return run, events, err == nil, err
+}
+
+// queryNewestFirst reads the first page of the items of partition pk
+// with sort keys from..to, last key first, with a strongly consistent
+// read, and reports whether more items are left.
+func (w *World) queryNewestFirst(ctx context.Context, pk, from, to string) ([]ddbItem, bool, error) {
+	cond, err := expression.NewBuilder().WithKeyCondition(
+		expression.Key(attrPK).Equal(expression.Value(pk)).
+			And(expression.Key(attrSK).Between(expression.Value(from), expression.Value(to))),
+	).Build()
+	if err != nil {
+		return nil, false, err
+	}
+	out, err := w.ddb.Query(ctx, &dynamodb.QueryInput{
+		TableName:                 &w.opts.Table,
+		KeyConditionExpression:    cond.KeyCondition(),
+		ExpressionAttributeNames:  cond.Names(),
+		ExpressionAttributeValues: cond.Values(),
+		ConsistentRead:            aws.Bool(true),
+		ScanIndexForward:          aws.Bool(false),
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return out.Items, len(out.LastEvaluatedKey) > 0, nil
+}
+
+// isEventItem reports whether av is one of a log's events (not its head).
+func isEventItem(av ddbItem) bool {
+	s, ok := av[attrSK].(*types.AttributeValueMemberS)
+	return ok && strings.HasPrefix(s.Value, "ev#") && s.Value != skLogHead
+}
+
+// runFromRange decodes the run from its partition's items from the log
+// head through the run item.
+func (w *World) runFromRange(ctx context.Context, id string, avs []ddbItem) (world.Run, error) {
 	var head logHead
 	inbox := 0
 	for _, av := range avs {

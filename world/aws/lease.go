@@ -16,7 +16,10 @@ import (
 // that condition, so fencing costs no write. Acquire, renew and release
 // are one conditional UpdateItem each, per invocation, never per step.
 
-var _ world.Leaser = (*World)(nil)
+var (
+	_ world.Leaser    = (*World)(nil)
+	_ world.RunReader = (*World)(nil)
+)
 
 func leaseHeldBy(owner string) expression.ConditionBuilder {
 	return expression.Name("leaseOwner").Equal(expression.Value(owner))
@@ -29,6 +32,13 @@ func (w *World) logHeadKey(runID string) ddbItem {
 // AcquireLease implements world.Leaser with one conditional UpdateItem. A
 // retry of a request whose answer was lost finds the lease its own.
 func (w *World) AcquireLease(ctx context.Context, runID string, lease world.Lease, now time.Time) (world.Lease, error) {
+	held, _, err := w.AcquireLeaseAt(ctx, runID, lease, now)
+	return held, err
+}
+
+// AcquireLeaseAt implements world.RunReader: AcquireLease, whose
+// UpdateItem answers with the log head as written, next slot included.
+func (w *World) AcquireLeaseAt(ctx context.Context, runID string, lease world.Lease, now time.Time) (world.Lease, int64, error) {
 	set := expression.Set(expression.Name("leaseOwner"), expression.Value(lease.Owner)).
 		Set(expression.Name("leaseUntil"), expression.Value(lease.Until.UnixMilli()))
 	free := expression.Or(
@@ -38,17 +48,17 @@ func (w *World) AcquireLease(ctx context.Context, runID string, lease world.Leas
 	)
 	found, refused, err := w.updateIf(ctx, w.logHeadKey(runID), set, expression.AttributeExists(expression.Name(attrPK)).And(free))
 	if err != nil {
-		return world.Lease{}, fmt.Errorf("lease run %s: %w", runID, err)
-	}
-	if !refused {
-		return lease, nil
+		return world.Lease{}, 0, fmt.Errorf("lease run %s: %w", runID, err)
 	}
 	head, err := decodeHead(runID, found)
 	if err != nil {
-		return world.Lease{}, fmt.Errorf("lease run %s: %w", runID, err)
+		return world.Lease{}, 0, fmt.Errorf("lease run %s: %w", runID, err)
+	}
+	if !refused {
+		return lease, lastSlot(head), nil
 	}
 	held := world.Lease{Owner: head.LeaseOwner, Until: time.UnixMilli(head.LeaseUntil)}
-	return held, fmt.Errorf("lease run %s: %w", runID, world.ErrLeaseHeld)
+	return held, lastSlot(head), fmt.Errorf("lease run %s: %w", runID, world.ErrLeaseHeld)
 }
 
 // RenewLease implements world.Leaser with one conditional UpdateItem.

@@ -43,6 +43,7 @@ func Run(t *testing.T, newWorld func(t *testing.T) world.World) {
 		{"Race", raceTests},
 		{"Starter", starterTests},
 		{"Lease", leaseTests},
+		{"RunReader", runReaderTests},
 		{"LastSlot", lastSlotTests},
 		{"Overdue", overdueTests},
 		{"Inbox", inboxTests},
