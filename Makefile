@@ -40,8 +40,8 @@ lint: ## gofmt, public citations, checkov over template.yaml (.checkov.yaml), go
 emulator: ## install and start MiniStack on 127.0.0.1:4566 for the AWS tests
 	scripts/emulator.sh start
 
-bench: ## the Workflow SDK's benchmarks (useworkflow.dev/docs/performance) on every World and on DBOS Transact Go and go-workflows, side by side, quick (FULL=1: its methodology, an hour or more; WORLDS=local,memory to pick)
-	$(GO) -C bench/peers run ./cmd/bench -out $(CURDIR)/bench/results $(if $(FULL),-full) $(if $(WORLDS),-worlds $(WORLDS))
+bench: ## the Workflow SDK's benchmarks (useworkflow.dev/docs/performance) on every World and on DBOS Transact Go and go-workflows, side by side, quick (FULL=1: its methodology, an hour or more; HISTORY=1: only the resume after a long history; WORLDS=local,memory to pick)
+	$(GO) -C bench/peers run ./cmd/bench -out $(CURDIR)/bench/results $(if $(FULL),-full) $(if $(HISTORY),-history) $(if $(WORLDS),-worlds $(WORLDS))
 	$(GO) -C bench test -run '^$$' -bench . -benchtime 10x ./codec/  # payload codecs: bytes and write units per step
 
 # AWS Lambda: the build targets sam build runs (lambda.mk).

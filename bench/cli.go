@@ -32,24 +32,28 @@ func Main(subjects []Subject) {
 		names = append(names, s.Name)
 	}
 	var (
-		full   = flag.Bool("full", false, "the Workflow SDK's methodology: 100 ms of work per step, its run counts, the stream in real time (takes an hour or more)")
-		worlds = flag.String("worlds", strings.Join(names, ","), "comma-separated Worlds and peers to run")
-		out    = flag.String("out", "results", "directory for the JSON results, the table and the chart")
-		noMem  = flag.Bool("nomem", false, "skip the memory benchmarks")
-		report = flag.Bool("report", false, "run nothing: print the table and draw the chart from the JSON results in -out")
+		full    = flag.Bool("full", false, "the Workflow SDK's methodology: 100 ms of work per step, its run counts, the stream in real time (takes an hour or more)")
+		history = flag.Bool("history", false, "only the resume after 10, 1,000 and 10,000 events (results/<world>.history.json)")
+		worlds  = flag.String("worlds", strings.Join(names, ","), "comma-separated Worlds and peers to run")
+		out     = flag.String("out", "results", "directory for the JSON results, the table and the chart")
+		noMem   = flag.Bool("nomem", false, "skip the memory benchmarks")
+		report  = flag.Bool("report", false, "run nothing: print the table and draw the chart from the JSON results in -out")
 	)
 	flag.Parse()
-	if err := runMain(subjects, *full, strings.Split(*worlds, ","), *out, *noMem, *report); err != nil {
+	cfg := Quick()
+	switch {
+	case *full:
+		cfg = Full()
+	case *history:
+		cfg, *noMem = History(), true
+	}
+	if err := runMain(subjects, cfg, strings.Split(*worlds, ","), *out, *noMem, *report); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 }
 
-func runMain(subjects []Subject, full bool, names []string, out string, noMem, report bool) error {
-	cfg := Quick()
-	if full {
-		cfg = Full()
-	}
+func runMain(subjects []Subject, cfg Config, names []string, out string, noMem, report bool) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	exe, err := os.Executable()
@@ -87,6 +91,9 @@ func runMain(subjects []Subject, full bool, names []string, out string, noMem, r
 	WriteTable(io.MultiWriter(os.Stdout, &table), results)
 	if err := os.WriteFile(filepath.Join(out, "table."+cfg.Mode+".txt"), table.Bytes(), 0o644); err != nil {
 		return err
+	}
+	if cfg.Mode == History().Mode {
+		return nil // the chart's rows are the other benchmarks'
 	}
 	chart := filepath.Join(out, "overview."+cfg.Mode+".png")
 	title := fmt.Sprintf("Workflow for Go and its peers, the Workflow SDK's benchmarks (%s mode): p75", cfg.Mode)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lambdaworkflow/workflow"
+	"github.com/lambdaworkflow/workflow/internal/faultproxy"
 	awsworld "github.com/lambdaworkflow/workflow/world/aws"
 )
 
@@ -15,7 +16,7 @@ import (
 var HistoryLengths = []int{10, 1_000, 10_000}
 
 // historyResumes is how many resumes the history metric times per length.
-const historyResumes = 3
+const historyResumes = 5
 
 // HistoryInput configures the history workflow.
 type HistoryInput struct {
@@ -56,6 +57,19 @@ type HistoryCost struct {
 	Events int                   `json:"events"`
 	Calls  map[string]float64    `json:"calls"`
 	Units  awsworld.RequestUnits `json:"units"`
+	// EmulatorMs is the time the emulator took to answer the cycle's
+	// calls, per operation, in milliseconds (behind the latency proxy
+	// only; the worker's idle long poll left out).
+	EmulatorMs map[string]float64 `json:"emulatorMs,omitempty"`
+}
+
+// historySamples are what historyOnce measures after one history length.
+type historySamples struct {
+	ttr, stso []time.Duration
+	// ttrNet and stsoNet are ttr and stso less the emulator's overrun in
+	// each (behind the latency proxy only).
+	ttrNet, stsoNet []time.Duration
+	cost            *HistoryCost
 }
 
 // historyResumes: time to resume and the step-to-step gap after it, on a
@@ -67,14 +81,16 @@ func (s *suite) historyMetric() error {
 	}
 	var costs []HistoryCost
 	for _, events := range HistoryLengths {
-		ttr, stso, cost, err := s.historyOnce(sdk, events)
+		m, err := s.historyOnce(sdk, events)
 		if err != nil {
 			return err
 		}
-		s.res.add(fmt.Sprintf("history_ttr_%d", events), fmt.Sprintf("Time to resume after %d events (warm)", events), "resume called → first line of the next step", ttr)
-		s.res.add(fmt.Sprintf("history_stso_%d", events), fmt.Sprintf("STSO after %d events", events), "last line of the step after the resume → first line of the next", stso)
-		if cost != nil {
-			costs = append(costs, *cost)
+		s.res.add(fmt.Sprintf("history_ttr_%d", events), fmt.Sprintf("Time to resume after %d events (warm)", events), "resume called → first line of the next step", m.ttr)
+		s.res.add(fmt.Sprintf("history_stso_%d", events), fmt.Sprintf("STSO after %d events", events), "last line of the step after the resume → first line of the next", m.stso)
+		s.res.add(fmt.Sprintf("history_ttr_net_%d", events), fmt.Sprintf("Time to resume after %d events (warm), less the emulator's overrun", events), "as history_ttr, less the time in it some call ran past its modelled latency because the emulator had not answered", m.ttrNet)
+		s.res.add(fmt.Sprintf("history_stso_net_%d", events), fmt.Sprintf("STSO after %d events, less the emulator's overrun", events), "as history_stso, less the time in it some call ran past its modelled latency because the emulator had not answered", m.stsoNet)
+		if m.cost != nil {
+			costs = append(costs, *m.cost)
 		}
 	}
 	if s.res.Costs != nil {
@@ -85,7 +101,8 @@ func (s *suite) historyMetric() error {
 
 // historyOnce builds a run's log to about events events, then resumes it
 // historyResumes times.
-func (s *suite) historyOnce(sdk *sdkEngine, events int) (ttr, stso []time.Duration, cost *HistoryCost, err error) {
+func (s *suite) historyOnce(sdk *sdkEngine, events int) (historySamples, error) {
+	var m historySamples
 	ctx, cancel := context.WithTimeout(s.ctx, 15*time.Minute)
 	defer cancel()
 	id := newRunID()
@@ -94,13 +111,15 @@ func (s *suite) historyOnce(sdk *sdkEngine, events int) (ttr, stso []time.Durati
 	in := HistoryInput{Steps: max(events-3, 0) / 3, Resumes: historyResumes}
 	_, wait, err := start(ctx, sdk, history, id, in)
 	if err != nil {
-		return nil, nil, nil, err
+		return m, err
 	}
+	timer, _ := sdk.w.(callTimer)
 	var cycles []map[string]int64
 	var units []awsworld.RequestUnits
+	var emulator []map[string]float64
 	for r := 1; r <= historyResumes; r++ {
 		if err := awaitHook(ctx, sdk.w, hookToken(id, r)); err != nil {
-			return nil, nil, nil, err
+			return m, err
 		}
 		time.Sleep(300 * time.Millisecond) // the run suspends on its hook
 		var before map[string]int64
@@ -108,39 +127,52 @@ func (s *suite) historyOnce(sdk *sdkEngine, events int) (ttr, stso []time.Durati
 		if s.calls != nil {
 			before, beforeUnits = s.calls.Calls(), s.calls.Units()
 		}
+		var stopTiming func() []faultproxy.Timed
+		if timer != nil {
+			stopTiming = timer.TimeCalls()
+		}
 		t0 := time.Now()
 		if err := workflow.ResumeHook(ctx, sdk.c, hookToken(id, r), NewPayload(r, 0)); err != nil {
-			return nil, nil, nil, err
+			return m, err
 		}
 		first, err := Samples.Wait(ctx, id, startKey(historyIndex(r, 0)))
 		if err != nil {
-			return nil, nil, nil, err
+			return m, err
 		}
 		firstEnd, err := Samples.Wait(ctx, id, endKey(historyIndex(r, 0)))
 		if err != nil {
-			return nil, nil, nil, err
+			return m, err
 		}
 		second, err := Samples.Wait(ctx, id, startKey(historyIndex(r, 1)))
 		if err != nil {
-			return nil, nil, nil, err
+			return m, err
 		}
-		ttr, stso = append(ttr, first.Sub(t0)), append(stso, second.Sub(firstEnd))
+		m.ttr, m.stso = append(m.ttr, first.Sub(t0)), append(m.stso, second.Sub(firstEnd))
 		if s.calls != nil {
 			if r < historyResumes {
 				if err := awaitHook(ctx, sdk.w, hookToken(id, r+1)); err != nil {
-					return nil, nil, nil, err
+					return m, err
 				}
 			}
 			time.Sleep(300 * time.Millisecond) // the cycle settles: the run suspended
 			cycles = append(cycles, diffCalls(before, s.calls.Calls()))
 			units = append(units, subUnits(s.calls.Units(), beforeUnits))
 		}
+		if stopTiming != nil {
+			calls := stopTiming()
+			m.ttrNet = append(m.ttrNet, first.Sub(t0)-emulatorOverrun(calls, t0, first))
+			m.stsoNet = append(m.stsoNet, second.Sub(firstEnd)-emulatorOverrun(calls, firstEnd, second))
+			emulator = append(emulator, emulatorMs(calls))
+		}
 	}
 	if err := wait(ctx); err != nil {
-		return nil, nil, nil, fmt.Errorf("run %s: %w", id, err)
+		return m, fmt.Errorf("run %s: %w", id, err)
 	}
 	if len(cycles) > 0 {
-		cost = &HistoryCost{Events: events, Calls: averageCalls(cycles), Units: averageUnits(units)}
+		m.cost = &HistoryCost{Events: events, Calls: averageCalls(cycles), Units: averageUnits(units)}
+		if len(emulator) > 0 {
+			m.cost.EmulatorMs = averageCalls(emulator)
+		}
 	}
-	return ttr, stso, cost, nil
+	return m, nil
 }

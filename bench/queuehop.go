@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lambdaworkflow/workflow/internal/faultproxy"
 	"github.com/lambdaworkflow/workflow/world"
 	awsworld "github.com/lambdaworkflow/workflow/world/aws"
 )
@@ -18,7 +19,8 @@ const queueHops = 20
 // decides (MiniStack answers a waiting long poll only every 100 ms).
 type hopTimed struct {
 	*awsworld.World
-	hops []time.Duration
+	hops  []time.Duration
+	proxy *faultproxy.Proxy // nil unless the calls go through the latency proxy
 }
 
 // QueueHops returns the hops timed.

@@ -19,35 +19,43 @@ var MetricOrder = []string{
 	"ttr", "resume_call", "crowd_1", "crowd_100",
 	"history_ttr_10", "history_ttr_1000", "history_ttr_10000",
 	"history_stso_10", "history_stso_1000", "history_stso_10000",
+	"history_ttr_net_10", "history_ttr_net_1000", "history_ttr_net_10000",
+	"history_stso_net_10", "history_stso_net_1000", "history_stso_net_10000",
 	"ctt", "stream_delivery", "queue_hop",
 }
 
 var shortLabels = map[string]string{
-	"ttfs":                "TTFS (5-step)",
-	"stso":                "STSO (5-step)",
-	"seq_wall":            "5-step run, wall",
-	"long_stso_1_20":      "STSO steps 1–20",
-	"long_stso_101_120":   "STSO steps 101–120",
-	"long_stso_1001_1020": "STSO steps 1,001–1,020",
-	"long_overhead":       "1,020 steps, wall − in-step",
-	"long_wall":           "1,020 steps, wall",
-	"fan_first":           "Fan-out: first start",
-	"fan_last":            "Fan-out: last start (TTLS)",
-	"fan_join":            "Fan-out: join",
-	"fan_wall":            "Fan-out run, wall",
-	"ttr":                 "TTR (after 1 s idle)",
-	"resume_call":         "ResumeHook call",
-	"crowd_1":             "Responding hook, 1 caller",
-	"crowd_100":           "Responding hook, 100 callers",
-	"history_ttr_10":      "TTR after 10 events",
-	"history_ttr_1000":    "TTR after 1,000 events",
-	"history_ttr_10000":   "TTR after 10,000 events",
-	"history_stso_10":     "STSO after 10 events",
-	"history_stso_1000":   "STSO after 1,000 events",
-	"history_stso_10000":  "STSO after 10,000 events",
-	"ctt":                 "CTT (chunk trip)",
-	"stream_delivery":     "Stream delivery",
-	"queue_hop":           "Queue hop",
+	"ttfs":                   "TTFS (5-step)",
+	"stso":                   "STSO (5-step)",
+	"seq_wall":               "5-step run, wall",
+	"long_stso_1_20":         "STSO steps 1–20",
+	"long_stso_101_120":      "STSO steps 101–120",
+	"long_stso_1001_1020":    "STSO steps 1,001–1,020",
+	"long_overhead":          "1,020 steps, wall − in-step",
+	"long_wall":              "1,020 steps, wall",
+	"fan_first":              "Fan-out: first start",
+	"fan_last":               "Fan-out: last start (TTLS)",
+	"fan_join":               "Fan-out: join",
+	"fan_wall":               "Fan-out run, wall",
+	"ttr":                    "TTR (after 1 s idle)",
+	"resume_call":            "ResumeHook call",
+	"crowd_1":                "Responding hook, 1 caller",
+	"crowd_100":              "Responding hook, 100 callers",
+	"history_ttr_10":         "TTR after 10 events",
+	"history_ttr_1000":       "TTR after 1,000 events",
+	"history_ttr_10000":      "TTR after 10,000 events",
+	"history_stso_10":        "STSO after 10 events",
+	"history_stso_1000":      "STSO after 1,000 events",
+	"history_stso_10000":     "STSO after 10,000 events",
+	"history_ttr_net_10":     "TTR after 10 events, less emulator",
+	"history_ttr_net_1000":   "TTR after 1,000 events, less emulator",
+	"history_ttr_net_10000":  "TTR after 10,000 events, less emulator",
+	"history_stso_net_10":    "STSO after 10 events, less emulator",
+	"history_stso_net_1000":  "STSO after 1,000 events, less emulator",
+	"history_stso_net_10000": "STSO after 10,000 events, less emulator",
+	"ctt":                    "CTT (chunk trip)",
+	"stream_delivery":        "Stream delivery",
+	"queue_hop":              "Queue hop",
 }
 
 // WriteJSON writes a result to dir/<world>.<mode>.json and returns the path.
@@ -191,7 +199,7 @@ func WriteTable(out io.Writer, results []*Result) {
 
 func targetText(t Target) string {
 	if t.Stat == "ratio" {
-		return fmt.Sprintf("≤ %g× steps 1–20", t.Max)
+		return fmt.Sprintf("≤ %g× %s", t.Max, shortLabels[t.base()])
 	}
 	return fmt.Sprintf("%s ≤ %g", t.Stat, t.Max)
 }

@@ -94,6 +94,13 @@ func Full() Config {
 	}
 }
 
+// History is the preset of the history metric alone (every other
+// benchmark at zero runs; the AWS World's per-step costs still measured):
+// `make bench HISTORY=1`. Its runs take minutes on the AWS World, where
+// each resume waits on the emulator's Query of the run's whole partition
+// (README, "Resume after a long history").
+func History() Config { return Config{Mode: "history"} }
+
 // Smoke is a tiny preset for tests of the harness: every benchmark runs,
 // for a fraction of a second, with no warm-up.
 func Smoke() Config {
@@ -606,7 +613,9 @@ func diffCalls(before, after map[string]int64) map[string]int64 {
 	return out
 }
 
-func averageCalls(cycles []map[string]int64) map[string]float64 {
+// averageCalls is the mean per cycle of each key's count (or
+// milliseconds).
+func averageCalls[V int64 | float64](cycles []map[string]V) map[string]float64 {
 	out := map[string]float64{}
 	for _, c := range cycles {
 		for k, v := range c {

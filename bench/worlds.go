@@ -98,6 +98,7 @@ func openAWS(inRegion bool) func(ctx context.Context) (world.World, func(), erro
 			return nil, nil, fmt.Errorf("bootstrap on MiniStack: %w", err)
 		}
 		via, stopProxy := cfg, func() {}
+		var proxy *faultproxy.Proxy
 		if inRegion {
 			p, err := faultproxy.Start(context.WithoutCancel(ctx), emulator.Endpoint)
 			if err != nil {
@@ -105,7 +106,7 @@ func openAWS(inRegion bool) func(ctx context.Context) (world.World, func(), erro
 				return nil, nil, err
 			}
 			p.SetLatency(faultproxy.InRegion())
-			via, stopProxy = cfg.Copy(), func() { _ = p.Close() }
+			via, stopProxy, proxy = cfg.Copy(), func() { _ = p.Close() }, p
 			via.BaseEndpoint = aws.String(p.URL())
 		}
 		w, err := awsworld.New(via, opts)
@@ -120,7 +121,7 @@ func openAWS(inRegion bool) func(ctx context.Context) (world.World, func(), erro
 			release()
 			return nil, nil, fmt.Errorf("time the queue hop: %w", err)
 		}
-		return &hopTimed{World: w, hops: hops}, release, nil
+		return &hopTimed{World: w, hops: hops, proxy: proxy}, release, nil
 	}
 }
 

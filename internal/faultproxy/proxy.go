@@ -1,8 +1,9 @@
 // Package faultproxy is an HTTP proxy for tests that sits between the AWS
 // SDK clients of a worker process and the local emulator. It counts the
 // worker's write calls, can kill the worker right after its Nth write
-// (before or after the answer reaches it), and injects throttling and
-// server errors into a share of the calls for a while.
+// (before or after the answer reaches it), injects throttling and server
+// errors into a share of the calls for a while, holds each call for a
+// modelled latency (latency.go) and times the calls (timing.go).
 //
 // It listens on 127.0.0.1 only and stops when its context ends, so a test
 // that starts it with t.Context() cannot leak it.
@@ -58,6 +59,8 @@ type Proxy struct {
 	down    bool // a kill fired: nothing passes until Resume
 	storms  []storm
 	latency Latency
+
+	timing timing
 }
 
 type killRule struct {
@@ -161,7 +164,10 @@ func (p *Proxy) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		p.mu.Unlock()
 	}
 	hold(r, arrived.Add(modelled/2)) // the request's half of the trip
+	forwarded := time.Now()
 	resp, answer, err := p.forward(r, body)
+	answered := time.Now()
+	p.timing.add(Timed{Call: call, Arrived: arrived, Modelled: modelled, Upstream: answered.Sub(forwarded), Answered: answered})
 	if err != nil {
 		// The upstream call may or may not have been carried out, as with
 		// a dropped connection: the SDK retries, as it would against AWS.
