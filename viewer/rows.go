@@ -20,6 +20,20 @@ type row struct {
 	Marks  []mark `json:"marks,omitempty"`
 	// Child is a child row's run ID, for a link to its own page.
 	Child string `json:"child,omitempty"`
+	// Heartbeat is a running step's last heartbeat (workflow.Heartbeat),
+	// until its attempt ends.
+	Heartbeat *heartbeat `json:"heartbeat,omitempty"`
+}
+
+// A heartbeat is the progress a step attempt last reported: its details
+// as the step gave them, or Sealed where the run's payloads are encrypted
+// and the viewer has no key.
+type heartbeat struct {
+	At      time.Time       `json:"at"`
+	Attempt int             `json:"attempt"`
+	Details json.RawMessage `json:"details,omitempty"`
+	Sealed  bool            `json:"sealed,omitempty"`
+	Slot    int64           `json:"slot"`
 }
 
 // A span is a stretch of a row's time: one step attempt, the backoff
@@ -50,6 +64,10 @@ type eventFields struct {
 	Token      string    `json:"token"`
 	ChildRunID string    `json:"childRunId"`
 	Reason     string    `json:"reason"`
+	// A heartbeat's details, and the stand-in for them where the viewer
+	// could not open them (engine.ForReading masks sealed fields).
+	Details json.RawMessage `json:"details"`
+	Sealed  json.RawMessage `json:"$sealed"`
 }
 
 // rows builds a run's timeline from its log.
@@ -78,14 +96,20 @@ func (b *builder) add(ev world.Event) {
 	case world.StepCreated:
 		b.open(ev, row{Kind: "step", Label: f.Step, Status: "pending"})
 	case world.StepStarted:
+		b.beat(ev, nil)
 		b.closeLast(ev, "interrupted", "")
 		b.push(ev, span{Label: attemptLabel(f.Attempt), Status: "running", Start: ev.CreatedAt, Slot: ev.Slot}, "running")
+	case world.StepHeartbeat:
+		b.beat(ev, &heartbeat{At: ev.CreatedAt, Attempt: f.Attempt, Details: f.Details, Sealed: f.Sealed != nil, Slot: ev.Slot})
 	case world.StepRetrying:
+		b.beat(ev, nil)
 		b.closeLast(ev, "failed", "retrying")
 		b.push(ev, span{Label: "backoff", Status: "backoff", Start: ev.CreatedAt, End: f.RetryAt, Slot: ev.Slot}, "retrying")
 	case world.StepFailed:
+		b.beat(ev, nil)
 		b.closeLast(ev, "failed", "failed")
 	case world.StepCompleted:
+		b.beat(ev, nil)
 		b.closeLast(ev, "completed", "completed")
 	case world.WaitCreated:
 		b.open(ev, row{Kind: "wait", Label: "sleep until " + f.ResumeAt.UTC().Format(time.TimeOnly), Status: "waiting"})
@@ -166,6 +190,19 @@ func (b *builder) closeLast(ev world.Event, spanStatus, rowStatus string) {
 	}
 	if rowStatus != "" {
 		r.Status = rowStatus
+	}
+}
+
+// beat sets the step's last heartbeat (nil: its attempt ended) and marks
+// each on its row.
+func (b *builder) beat(ev world.Event, hb *heartbeat) {
+	r := b.row(ev)
+	if r == nil {
+		return
+	}
+	r.Heartbeat = hb
+	if hb != nil {
+		r.Marks = append(r.Marks, mark{Label: "heartbeat", At: ev.CreatedAt, Slot: ev.Slot})
 	}
 }
 

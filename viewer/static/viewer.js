@@ -146,6 +146,11 @@ function drawTimeline(data) {
     const label = el("div", { class: "label", title: r.label }, el("span", { class: "kind", text: r.kind }));
     if (r.child) label.append(el("a", { href: "run.html?id=" + encodeURIComponent(r.child), text: r.label }));
     else label.append(r.label);
+    if (r.heartbeat) {
+      const hb = r.heartbeat;
+      const said = hb.sealed ? " · (encrypted)" : hb.details !== undefined ? " · " + JSON.stringify(hb.details) : "";
+      label.append(el("span", { class: "heartbeat", title: "last heartbeat of attempt " + hb.attempt, text: "♥ " + fmtTime(hb.at) + said }));
+    }
     return el("div", { class: "row", "data-kind": r.kind, "data-status": r.status, "data-spans": String(r.spans.length) }, label, lane);
   });
   const axis = el("div", { class: "row axis" }, el("div", { class: "label muted", text: fmtTime(events[0].createdAt) }),
