@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	payloadcodec "github.com/lambdaworkflow/workflow/codec"
 	"github.com/lambdaworkflow/workflow/internal/engine"
 	"github.com/lambdaworkflow/workflow/world"
 )
@@ -28,11 +29,16 @@ import (
 //	}
 //
 // Nothing is written and no step runs. It reads each run's log once, and
-// the run listing a page at a time.
-func ReplayRunning(ctx context.Context, w world.World, registry *Registry) (ReplayReport, error) {
+// the run listing a page at a time. Give it the workers' payload codec
+// (ReplayPayloadCodec) if they seal runs.
+func ReplayRunning(ctx context.Context, w world.World, registry *Registry, opts ...ReplayOption) (ReplayReport, error) {
 	reg := engine.Global
 	if registry != nil {
 		reg = registry.r
+	}
+	var cfg replayConfig
+	for _, o := range opts {
+		o(&cfg)
 	}
 	var report ReplayReport
 	seen := map[string]bool{} // a run that started between the two listings is listed twice
@@ -48,7 +54,7 @@ func ReplayRunning(ctx context.Context, w world.World, registry *Registry) (Repl
 					continue
 				}
 				seen[run.ID] = true
-				if err := report.replay(ctx, w, reg, run); err != nil {
+				if err := report.replay(ctx, w, reg, cfg.codec, run); err != nil {
 					return report, err
 				}
 			}
@@ -59,6 +65,19 @@ func ReplayRunning(ctx context.Context, w world.World, registry *Registry) (Repl
 		}
 	}
 	return report, nil
+}
+
+// ReplayOption configures [ReplayRunning].
+type ReplayOption func(*replayConfig)
+
+type replayConfig struct{ codec *payloadcodec.Chain }
+
+// ReplayPayloadCodec opens the logs of sealed runs (package codec) with c,
+// as the workers' WorkerOptions.Codec does. Without it, a sealed run in
+// flight cannot be checked: it is reported with the error saying why
+// (a *codec.NoKeyError), so that it stops the deploy.
+func ReplayPayloadCodec(c *payloadcodec.Chain) ReplayOption {
+	return func(cfg *replayConfig) { cfg.codec = c }
 }
 
 // ReplayReport is what [ReplayRunning] found.
@@ -87,7 +106,7 @@ type ReplayFailure struct {
 	Err error
 }
 
-func (r *ReplayReport) replay(ctx context.Context, w world.World, reg *engine.Registry, run world.Run) error {
+func (r *ReplayReport) replay(ctx context.Context, w world.World, reg *engine.Registry, c *payloadcodec.Chain, run world.Run) error {
 	events, err := w.Events(ctx, run.ID, 0)
 	if errors.Is(err, world.ErrRunNotFound) {
 		return nil // deleted since it was listed
@@ -96,7 +115,9 @@ func (r *ReplayReport) replay(ctx context.Context, w world.World, reg *engine.Re
 		return fmt.Errorf("workflow: reading the log of run %s: %w", run.ID, err)
 	}
 	r.Replayed++
-	err = replayEvents(ctx, reg, events)
+	if _, events, err = engine.ForReading(ctx, c, run, events); err == nil {
+		err = replayEvents(ctx, reg, events)
+	}
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:

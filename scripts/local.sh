@@ -104,8 +104,9 @@ webhookBase() {
 }
 
 # gate replays the runs in flight in the stack's World against the code
-# about to be deployed (examples/gate): a run the new code would break
-# stops the deploy before anything changed. A new stack has no runs.
+# about to be deployed (examples/gate), opening sealed runs with the
+# stack's payload key: a run the new code would break stops the deploy
+# before anything changed. A new stack has no runs.
 gate() {
 	local stack=$1 out
 	out=$(outputs "$stack")
@@ -115,7 +116,8 @@ gate() {
 	fi
 	echo "gate: replaying the runs in flight of stack $stack on this build" >&2
 	WORKFLOW_TABLE=$(output TableName "$out") WORKFLOW_QUEUE_URL=$(output QueueUrl "$out") \
-		WORKFLOW_BUCKET=$(output BucketName "$out") go run ./examples/gate >&2
+		WORKFLOW_BUCKET=$(output BucketName "$out") WORKFLOW_PAYLOAD_KMS_KEY=$(output PayloadKeyArn "$out") \
+		go run ./examples/gate >&2
 }
 
 deploy() {
@@ -150,6 +152,14 @@ up() {
 	out=$(deploy "$stack")
 	api=$(output ApiUrl "$out")
 	printf '\nStack %s is up on %s:\n%s\n' "$stack" "$AWS_ENDPOINT_URL" "$out"
+	cat <<EOF
+
+Inspect its runs (sealed: the CLI needs the payload key to show their data, docs/CLI.md):
+  WORKFLOW_TABLE=$(output TableName "$out") WORKFLOW_QUEUE_URL=$(output QueueUrl "$out") \\
+  WORKFLOW_BUCKET=$(output BucketName "$out") WORKFLOW_PAYLOAD_KMS_KEY=$(output PayloadKeyArn "$out") \\
+  AWS_ENDPOINT_URL=$AWS_ENDPOINT_URL AWS_REGION=$AWS_REGION AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test \\
+  go run ./cmd/workflow inspect runs --world aws
+EOF
 	if [[ -z $api ]]; then
 		echo "No example API (ExampleApi=none): start runs with a client on this World (docs/AWS.md)."
 		return

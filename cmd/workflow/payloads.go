@@ -36,9 +36,14 @@ func payloadCodec(cfg *aws.Config) (*codec.Chain, error) {
 	return codec.New(opts), nil
 }
 
-// noteUnreadable says why a run's payloads show as "(encrypted)".
+// noteUnreadable says why a run's payloads show as "(encrypted)", and,
+// when the command was given no key, how to give it one.
 func noteUnreadable(env *env, err error) {
-	if err != nil {
-		fmt.Fprintf(env.out, "payloads  %v\n", err)
+	if err == nil {
+		return
+	}
+	fmt.Fprintf(env.out, "payloads  %v\n", err)
+	if noKey, ok := errors.AsType[*codec.NoKeyError](err); ok && noKey.Err == nil {
+		fmt.Fprintf(env.out, "          (give the command the key: %s, on --world aws the stack's PayloadKeyArn output; or %s)\n", awsworld.PayloadKeyEnv, codec.KeysEnv)
 	}
 }

@@ -5,9 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
+
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/codec"
 	"github.com/lambdaworkflow/workflow/codec/zstd"
+	"github.com/lambdaworkflow/workflow/internal/emulator"
+	awsworld "github.com/lambdaworkflow/workflow/world/aws"
 )
 
 var sealedCLI = workflow.Define("cli.sealed", func(_ workflow.Context, s string) (string, error) { return s, nil })
@@ -45,5 +50,34 @@ func TestInspectSealedRun(t *testing.T) {
 				t.Fatalf("--json without the key: %v", err)
 			}
 		})
+	}
+}
+
+// TestInspectKMSSealedRun reads a run the stack's functions sealed under
+// a KMS key of the emulator: given the key (the stack's PayloadKeyArn
+// output), the command shows its input; without it, it says the payload
+// is encrypted and names the key the run needs.
+func TestInspectKMSSealedRun(t *testing.T) {
+	tw := openAWS(t, awsworld.Names{})
+	cfg := emulator.Config()
+	key, err := kms.NewFromConfig(cfg).CreateKey(t.Context(), &kms.CreateKeyInput{Description: aws.String("workflow CLI test")})
+	if err != nil {
+		t.Fatalf("kms CreateKey: %v", err)
+	}
+	arn := aws.ToString(key.KeyMetadata.Arn)
+	t.Setenv(awsworld.PayloadKeyEnv, arn)
+	run, err := workflow.Start(t.Context(), workflow.NewClient(tw, workflow.WithPayloadCodec(awsworld.PayloadCodecFromEnv(cfg))), sealedCLI, "iban-DE89-3704")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cliOn(t.Context(), tw, "", "inspect", "run", run.ID, "--full")
+	if err != nil || !strings.Contains(out, "iban-DE89-3704") || strings.Contains(out, "(encrypted)") {
+		t.Fatalf("with the key:\n%s%v", out, err)
+	}
+	t.Setenv(awsworld.PayloadKeyEnv, "")
+	out, err = cliOn(t.Context(), tw, "", "inspect", "run", run.ID, "--full")
+	if err != nil || strings.Contains(out, "DE89") || !strings.Contains(out, "(encrypted)") ||
+		!strings.Contains(out, "payload is encrypted; no key for run "+run.ID+" (kms "+arn) || !strings.Contains(out, "the stack's PayloadKeyArn output") {
+		t.Fatalf("without the key:\n%s%v", out, err)
 	}
 }

@@ -5,15 +5,19 @@
 // log records and the call the code makes instead, with its file:line.
 // scripts/local.sh runs it before each sam deploy.
 //
-//	WORKFLOW_TABLE=… WORKFLOW_QUEUE_URL=… WORKFLOW_BUCKET=… go run ./examples/gate
+//	WORKFLOW_TABLE=… WORKFLOW_QUEUE_URL=… WORKFLOW_BUCKET=… WORKFLOW_PAYLOAD_KMS_KEY=… go run ./examples/gate
 //
-// An application's gate is this file with its own registry.
+// WORKFLOW_PAYLOAD_KMS_KEY (the stack's PayloadKeyArn output) opens the
+// logs of sealed runs; a sealed run it cannot open fails the gate. An
+// application's gate is this file with its own registry.
 package main
 
 import (
 	"context"
 	"fmt"
 	"os"
+
+	"github.com/aws/aws-sdk-go-v2/config"
 
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/examples/lambdaapp"
@@ -27,7 +31,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "gate:", err)
 		os.Exit(2)
 	}
-	report, err := workflow.ReplayRunning(ctx, w, lambdaapp.Workflows)
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gate:", err)
+		os.Exit(2)
+	}
+	report, err := workflow.ReplayRunning(ctx, w, lambdaapp.Workflows, workflow.ReplayPayloadCodec(aws.PayloadCodecFromEnv(cfg)))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gate: nothing checked:", err)
 		os.Exit(2)

@@ -18,6 +18,8 @@ import (
 	"github.com/lambdaworkflow/workflow/examples/lambdaapp"
 	"github.com/lambdaworkflow/workflow/internal/iamcheck"
 	"github.com/lambdaworkflow/workflow/webhook"
+	"github.com/lambdaworkflow/workflow/world"
+	"github.com/lambdaworkflow/workflow/world/aws"
 )
 
 const bearer = "iam-test-token-0123456789"
@@ -33,6 +35,7 @@ const bearer = "iam-test-token-0123456789"
 func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 	stack := iamcheck.NewStack(t)
 	secret := stack.SecretAsIn(t, iamcheck.LoadTemplate(t), "ApiFunction", "API_BEARER_TOKEN_SECRET", bearer)
+	stack.PayloadKeyAsIn(t, iamcheck.LoadTemplate(t), "ApiFunction")
 	rec := iamcheck.NewRecorder(stack.Names())
 	cfg := stack.Recorded(rec)
 	function := stack.World(t, cfg)
@@ -45,14 +48,19 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	go func() {
-		_ = workflow.NewWorker(other, workflow.WorkerOptions{Registry: lambdaapp.Workflows}).Run(ctx)
+		_ = workflow.NewWorker(other, workflow.WorkerOptions{Registry: lambdaapp.Workflows, Codec: aws.PayloadCodecFromEnv(stack.Config)}).Run(ctx)
 	}()
-	customer := webhook.NewHandler(workflow.NewClient(other))
+	sealed := workflow.NewClient(other, workflow.WithPayloadCodec(aws.PayloadCodecFromEnv(stack.Config)))
+	customer := webhook.NewHandler(sealed)
 
 	// The approval's receipt is read only once the run has ended, its
 	// reply closed.
 	ended := make(chan struct{})
-	api := lambdaapp.API(workflow.NewClient(&iamcheck.Interposed{World: function, BeforeRead: func() { <-ended }}), token)
+	// An instance of the function, sealing the runs it starts as main does.
+	newAPI := func(w world.World) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		return lambdaapp.API(workflow.NewClient(w, workflow.WithPayloadCodec(aws.PayloadCodecFromEnv(cfg))), token)
+	}
+	api := newAPI(&iamcheck.Interposed{World: function, BeforeRead: func() { <-ended }})
 	call := func(route, id, body string) (int, string) {
 		t.Helper()
 		method, pattern, _ := strings.Cut(route, " ")
@@ -106,7 +114,7 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 
 	go func() {
 		defer close(ended)
-		run, err := workflow.GetRun[lambdaapp.Receipt](ctx, workflow.NewClient(other), lambdaapp.RunID(id))
+		run, err := workflow.GetRun[lambdaapp.Receipt](ctx, sealed, lambdaapp.RunID(id))
 		if err == nil {
 			_, err = run.Result(ctx)
 		}
@@ -117,6 +125,9 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 	if code, body := call("POST /orders/{id}/approval", id, `{"approve": true, "approver": "Grace"}`); code != http.StatusOK || !strings.Contains(body, `"approved"`) {
 		t.Fatalf("approval: %d %s", code, body)
 	}
+	// Another instance, cold, reads the run: it unwraps the run's data
+	// key, which the instance that started it had in its cache.
+	api = newAPI(function)
 	if st := status(id); st.Status != string(workflow.StatusCompleted) {
 		t.Fatalf("the order's status once approved: %s", st.Status)
 	}
@@ -130,11 +141,11 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 }
 
 // bigOrder is an order whose input is over the 100 KB a run's item holds
-// inline.
+// inline, compressed too.
 func bigOrder(id string) string {
-	items := make([]string, 1500)
+	items := make([]string, 3000)
 	for i := range items {
-		items[i] = fmt.Sprintf(`{"sku": "sku-%04d-%s", "quantity": 1, "unitCents": 100}`, i, strings.Repeat("x", 20))
+		items[i] = fmt.Sprintf(`{"sku": "sku-%04d-%s", "quantity": 1, "unitCents": 100}`, i, iamcheck.Incompressible(64))
 	}
 	return fmt.Sprintf(`{"id": %q, "items": [%s]}`, id, strings.Join(items, ","))
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/lambdaworkflow/workflow/lambda/flowhandler"
 	"github.com/lambdaworkflow/workflow/webhook"
 	"github.com/lambdaworkflow/workflow/world"
+	"github.com/lambdaworkflow/workflow/world/aws"
 )
 
 // functionName stands for the flow function's name, whose versions hand
@@ -63,6 +64,7 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 		t.Log("the template gives the flow function the scheduler: long sleeps make schedules")
 	}
 	stack.ModelAsIn(t, tmpl, "FlowFunction", "FLIGHT_MODEL_ID", flightModelID)
+	stack.PayloadKeyAsIn(t, tmpl, "FlowFunction")
 	names := stack.Names()
 	names.Function = functionName
 	rec := iamcheck.NewRecorder(names)
@@ -70,7 +72,12 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 	useFlightModel(cfg, flightModelID, "") // the emulator's Bedrock Runtime
 	function := stack.World(t, cfg)
 	other := stack.World(t, stack.Config)
-	c := workflow.NewClient(other)
+	// Runs sealed as the stack seals them: the customer's client makes
+	// each run's data key, the function the keys of the children it
+	// starts, and it unwraps a key once per process (flowhandler.Start
+	// builds the codec so).
+	sealing := workflow.WithPayloadCodec(aws.PayloadCodecFromEnv(stack.Config))
+	c := workflow.NewClient(other, sealing)
 	iamCustomer = c
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
@@ -98,7 +105,7 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, v := range []string{"1", "2"} {
-		worker := workflow.NewWorker(function, workflow.WorkerOptions{Registry: iamWorkflows, Deployment: v, StuckAfter: stuckAfter, LongStepQueue: long})
+		worker := workflow.NewWorker(function, workflow.WorkerOptions{Registry: iamWorkflows, Deployment: v, StuckAfter: stuckAfter, LongStepQueue: long, Codec: aws.PayloadCodecFromEnv(cfg)})
 		versions[v] = flowhandler.WithStuckCheck(worker, flowhandler.Handler(worker, function, handoff))
 	}
 	alias := &mapping{target: versions["1"]} // the version the event source mapping invokes
@@ -214,7 +221,7 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 			return events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}, nil
 		}
 		alias.point(version(lost))
-		run, err := workflow.Start(ctx, workflow.NewClient(lostMessages{other}), iamSleeper, struct{}{})
+		run, err := workflow.Start(ctx, workflow.NewClient(lostMessages{other}, sealing), iamSleeper, struct{}{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -328,8 +335,8 @@ func pause(t *testing.T, ctx context.Context, d time.Duration) {
 	}
 }
 
-// iamBig is over what an item holds inline: it goes to S3.
-var iamBig = strings.Repeat("x", 400<<10)
+// iamBig is over what an item holds inline, compressed too: it goes to S3.
+var iamBig = iamcheck.Incompressible(400 << 10)
 
 var iamWorkflows = workflow.NewRegistry(iamEverything, iamChild, iamPinned, iamSleeper, flight.Session.Workflow(), iamMarathon)
 

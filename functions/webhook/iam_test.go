@@ -15,10 +15,11 @@ import (
 
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/internal/iamcheck"
+	"github.com/lambdaworkflow/workflow/world/aws"
 )
 
-// bigBody is over what an item holds inline: it goes to S3.
-var bigBody = strings.Repeat("b", 400<<10)
+// bigBody is over what an item holds inline, compressed too: it goes to S3.
+var bigBody = iamcheck.Incompressible(400 << 10)
 
 // The webhook function's grants in template.yaml are exactly what its code
 // calls for, over the calls it serves: a webhook answered 202, a large
@@ -27,17 +28,24 @@ var bigBody = strings.Repeat("b", 400<<10)
 // calls are recorded.
 func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 	stack := iamcheck.NewStack(t)
+	stack.PayloadKeyAsIn(t, iamcheck.LoadTemplate(t), "WebhookFunction")
 	rec := iamcheck.NewRecorder(stack.Names())
-	function := stack.World(t, stack.Recorded(rec))
+	cfg := stack.Recorded(rec)
+	function := stack.World(t, cfg)
 	other := stack.World(t, stack.Config)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	go func() { _ = workflow.NewWorker(other, workflow.WorkerOptions{}).Run(ctx) }()
-	c := workflow.NewClient(other)
+	// Sealed runs, as the stack makes them: the function seals each
+	// resume with its run's key, as main does.
+	go func() {
+		_ = workflow.NewWorker(other, workflow.WorkerOptions{Codec: aws.PayloadCodecFromEnv(stack.Config)}).Run(ctx)
+	}()
+	c := workflow.NewClient(other, workflow.WithPayloadCodec(aws.PayloadCodecFromEnv(stack.Config)))
+	sealing := workflow.WithPayloadCodec(aws.PayloadCodecFromEnv(cfg))
 
 	t.Run("Accepted", func(t *testing.T) {
 		path := webhookOf(t, ctx, c, iamAccepting, 2)
-		if status, _ := call(t, ctx, workflow.NewClient(function), path, "small"); status != http.StatusAccepted {
+		if status, _ := call(t, ctx, workflow.NewClient(function, sealing), path, "small"); status != http.StatusAccepted {
 			t.Fatalf("a small body got %d", status)
 		}
 		// A large body goes to S3 first; when the table then refuses the
@@ -46,10 +54,10 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 			_, put := params.(*dynamodb.PutItemInput)
 			return put
 		})))
-		if status, _ := call(t, ctx, workflow.NewClient(refusing), path, bigBody); status != http.StatusInternalServerError {
+		if status, _ := call(t, ctx, workflow.NewClient(refusing, sealing), path, bigBody); status != http.StatusInternalServerError {
 			t.Fatalf("a large body the table refused got %d", status)
 		}
-		if status, _ := call(t, ctx, workflow.NewClient(function), path, bigBody); status != http.StatusAccepted {
+		if status, _ := call(t, ctx, workflow.NewClient(function, sealing), path, bigBody); status != http.StatusAccepted {
 			t.Fatalf("a large body got %d", status)
 		}
 	})
@@ -59,7 +67,7 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 		gate := make(chan struct{})
 		iamGates.Store(t.Name(), gate)
 		path := webhookOf(t, ctx, c, iamReplying, 1)
-		resp, err := lambdaurl.Wrap(newHandler(workflow.NewClient(function)))(ctx, urlRequest("POST", path, t.Name()))
+		resp, err := lambdaurl.Wrap(newHandler(workflow.NewClient(function, sealing)))(ctx, urlRequest("POST", path, t.Name()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,13 +85,13 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 		closed := make(chan struct{})
 		iamGates.Store(t.Name(), closed)
 		path := webhookOf(t, ctx, c, iamReplying, 1)
-		status, body := call(t, ctx, workflow.NewClient(&iamcheck.Interposed{World: function, BeforeRead: func() { <-closed }}), path, t.Name())
+		status, body := call(t, ctx, workflow.NewClient(&iamcheck.Interposed{World: function, BeforeRead: func() { <-closed }}, sealing), path, t.Name())
 		if status != http.StatusOK || body != "small\n"+bigBody+"end\n" {
 			t.Fatalf("the closed reply: %d, %d bytes", status, len(body))
 		}
 	})
 	t.Run("UnknownToken", func(t *testing.T) {
-		if status, _ := call(t, ctx, workflow.NewClient(function), workflow.WebhookPath+"wh_unknown", ""); status != http.StatusNotFound {
+		if status, _ := call(t, ctx, workflow.NewClient(function, sealing), workflow.WebhookPath+"wh_unknown", ""); status != http.StatusNotFound {
 			t.Fatalf("an unknown token got %d", status)
 		}
 	})

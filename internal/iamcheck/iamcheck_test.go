@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
@@ -20,12 +21,18 @@ import (
 const template = `
 Parameters:
   ModelId: {Type: String}
+  KeyArn: {Type: String, Default: "", AllowedPattern: "^(arn:aws:kms:[a-z0-9-]+:[0-9]{12}:key/[a-z0-9-]+)?$"}
+  AnyArn: {Type: String, Default: ""}
+Conditions:
+  KeyCreated: !Equals [!Ref KeyArn, ""]
 Globals:
   Function:
     Environment:
       Variables:
         WORKFLOW_TABLE: !Ref Table
+        WORKFLOW_PAYLOAD_KMS_KEY: !If [KeyCreated, !GetAtt Key.Arn, !Ref KeyArn]
 Resources:
+  Key: {Type: AWS::KMS::Key, Condition: KeyCreated}
   Table: {Type: AWS::DynamoDB::Table}
   Queue: {Type: AWS::SQS::Queue}
   Bucket: {Type: AWS::S3::Bucket}
@@ -46,6 +53,11 @@ Resources:
             - Effect: Allow
               Action: s3:GetObject
               Resource: !Sub "${Bucket.Arn}/streams/*"
+            - Effect: Allow
+              Action: kms:Decrypt
+              Resource: !If [KeyCreated, !GetAtt Key.Arn, !Ref KeyArn]
+              Condition:
+                "Null": {"kms:EncryptionContext:workflow:runId": "false"}
   FnExtra:
     Type: AWS::IAM::Policy
     Properties:
@@ -78,6 +90,8 @@ Resources:
             - {Effect: Allow, Action: s3:GetObject, Resource: "*"}
             - {Effect: Allow, Action: s3:GetObject, Resource: "arn:aws:s3:::elsewhere/*"}
             - {Effect: Allow, Action: bedrock:InvokeModel, Resource: !Sub "arn:${AWS::Partition}:bedrock:${AWS::Region}::foundation-model/*"}
+            - {Effect: Allow, Action: kms:Decrypt, Resource: !If [KeyCreated, !GetAtt Key.Arn, "*"]}
+            - {Effect: Allow, Action: kms:GenerateDataKey, Resource: !Ref AnyArn}
         - AWSLambdaBasicExecutionRole
 `
 
@@ -99,6 +113,7 @@ func TestGrantsReadEveryPlaceAPolicyComesFrom(t *testing.T) {
 		{"bedrock:InvokeModelWithResponseStream", "arn:${AWS::Partition}:bedrock:${AWS::Region}::foundation-model/${ModelId}"},
 		{"dynamodb:GetItem", "${Table.Arn}"},
 		{"dynamodb:PutItem", "${Table.Arn}"},
+		{"kms:Decrypt", "!If [KeyCreated, ${Key.Arn}, ${KeyArn}]"},
 		{"s3:GetObject", "${Bucket.Arn}/streams/*"},
 		{"sqs:SendMessage", "${Queue.Arn}"},
 	}
@@ -108,6 +123,11 @@ func TestGrantsReadEveryPlaceAPolicyComesFrom(t *testing.T) {
 	if v, ok := parse(t).Variable("Fn", "WORKFLOW_TABLE"); !ok || v != "${Table}" {
 		t.Errorf("Fn's WORKFLOW_TABLE: %q, %v; want the Globals' ${Table}", v, ok)
 	}
+	// The key a function is given is the key it is granted: the same
+	// expression, which covers only itself.
+	if v, ok := parse(t).Variable("Fn", "WORKFLOW_PAYLOAD_KMS_KEY"); !ok || !slices.Contains(want, Grant{"kms:Decrypt", v}) {
+		t.Errorf("Fn's WORKFLOW_PAYLOAD_KMS_KEY: %q, %v; want the resource of its kms:Decrypt grant", v, ok)
+	}
 	polling, err := parse(t).EventSourceNeeds("Fn")
 	if err != nil || len(polling) != 3 || polling[0] != (Grant{"sqs:ReceiveMessage", "${Queue.Arn}"}) {
 		t.Fatalf("the event source mapping's needs: %v, %v", polling, err)
@@ -116,10 +136,48 @@ func TestGrantsReadEveryPlaceAPolicyComesFrom(t *testing.T) {
 
 func TestGrantsRefuseWhatTheyCannotJudge(t *testing.T) {
 	_, err := parse(t).Grants("Wide")
-	for _, want := range []string{"wildcard action dynamodb:*", `resource "*"`, `resource "arn:aws:s3:::elsewhere/*"`, `foundation-model/*" is not`, "a policy iamcheck cannot read"} {
+	// A parameter names a resource only if its pattern refuses "*".
+	for _, want := range []string{"wildcard action dynamodb:*", `resource "*"`, `resource "arn:aws:s3:::elsewhere/*"`, `foundation-model/*" is not`, "a policy iamcheck cannot read", `resource "${AnyArn}"`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v; want it to name %s", err, want)
 		}
+	}
+	if err == nil || strings.Count(err.Error(), `resource "*"`) != 2 {
+		t.Errorf("error %v; want it to refuse both grants on \"*\", the one behind an !If too", err)
+	}
+}
+
+// A function that seals must be granted the KMS calls its code makes on
+// the key it is given: a missing grant or a call on another key fails
+// (Grants refuses one on "*": TestGrantsRefuseWhatTheyCannotJudge).
+func TestKMSGrantsAreTheKeysCalls(t *testing.T) {
+	tmpl := parse(t)
+	ref, _ := tmpl.Variable("Fn", "WORKFLOW_PAYLOAD_KMS_KEY")
+	n := Names{PayloadKey: "arn:aws:kms:us-east-1:000000000000:key/k1", PayloadKeyRef: ref}
+	var needs []Grant
+	for _, params := range []any{
+		&kms.GenerateDataKeyInput{KeyId: aws.String(n.PayloadKey)},
+		&kms.DecryptInput{KeyId: aws.String(n.PayloadKey)},
+	} {
+		got, err := n.needs(params, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		needs = append(needs, got...)
+	}
+	grants, err := tmpl.Grants("Fn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unused, missing := Compare(needs, grants)
+	if len(missing) != 1 || missing[0] != (Grant{"kms:GenerateDataKey", ref}) {
+		t.Errorf("missing %v; want only kms:GenerateDataKey on %s", missing, ref)
+	}
+	if slices.ContainsFunc(unused, func(g Grant) bool { return strings.HasPrefix(g.Action, "kms:") }) {
+		t.Errorf("unused KMS grants %v", unused)
+	}
+	if got, _ := n.needs(&kms.DecryptInput{KeyId: aws.String("arn:aws:kms:us-east-1:000000000000:key/other")}, nil); got[0].Resource == ref {
+		t.Errorf("a call on another key needs %v", got)
 	}
 }
 

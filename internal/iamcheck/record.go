@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
@@ -64,6 +65,10 @@ type Names struct {
 	// template's expression for the one it stands for (e.g.
 	// "${FlightModelId}").
 	Model, ModelRef string
+	// PayloadKey is the ARN of the KMS key the test's calls use,
+	// PayloadKeyRef the template's expression for the one it stands for
+	// (the function's WORKFLOW_PAYLOAD_KMS_KEY).
+	PayloadKey, PayloadKeyRef string
 }
 
 // Recorder records the grants the calls made through a config need.
@@ -213,6 +218,11 @@ func (n Names) needs(params any, callErr error) ([]Grant, error) {
 		return []Grant{{"bedrock:InvokeModel", n.model(in.ModelId)}}, nil
 	case *bedrockruntime.ConverseStreamInput:
 		return []Grant{{"bedrock:InvokeModelWithResponseStream", n.model(in.ModelId)}}, nil
+	// KMS: payloads' data keys.
+	case *kms.GenerateDataKeyInput:
+		return []Grant{{"kms:GenerateDataKey", n.key(in.KeyId)}}, nil
+	case *kms.DecryptInput:
+		return []Grant{{"kms:Decrypt", n.key(in.KeyId)}}, nil
 	}
 	return nil, fmt.Errorf("iamcheck: no IAM actions known for a call with %T: add them to Names.needs", params)
 }
@@ -339,6 +349,13 @@ func (n Names) model(id *string) string {
 // FoundationModelARN is the template's prefix of a Bedrock foundation
 // model's ARN, before the model's ID.
 const FoundationModelARN = "arn:${AWS::Partition}:bedrock:${AWS::Region}::foundation-model/"
+
+func (n Names) key(id *string) string {
+	if n.PayloadKey == "" || deref(id) != n.PayloadKey {
+		return "key " + deref(id) + " of no stack"
+	}
+	return n.PayloadKeyRef
+}
 
 func deref(s *string) string {
 	if s == nil {

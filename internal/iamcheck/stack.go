@@ -9,6 +9,7 @@ import (
 	"time"
 
 	sdkaws "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -36,6 +37,9 @@ type Stack struct {
 	// model and modelRef are a Bedrock model ID and the template's
 	// expression for the one it stands for, once ModelAsIn has set them.
 	model, modelRef string
+	// key and keyRef are a KMS key of the test's own and the template's
+	// expression for it, once PayloadKeyAsIn has set them.
+	key, keyRef string
 }
 
 // NewStack bootstraps the resources and deletes them when the test ends;
@@ -66,6 +70,7 @@ func (s *Stack) Names() Names {
 		SchedulerRole: s.Options.Scheduler.RoleARN, SchedulerRoleRef: s.roleRef,
 		Secret: s.secret, SecretRef: s.secretRef,
 		Model: s.model, ModelRef: s.modelRef,
+		PayloadKey: s.key, PayloadKeyRef: s.keyRef,
 	}
 }
 
@@ -145,12 +150,51 @@ func (s *Stack) ModelAsIn(t *testing.T, tmpl *Template, function, variable, id s
 	s.model, s.modelRef = id, ref
 }
 
+// PayloadKeyAsIn makes a KMS key of the test's own, standing for the one
+// the template names in function's WORKFLOW_PAYLOAD_KMS_KEY, and sets
+// that variable to it for the rest of the test: the payload codec the
+// function's code builds from the environment (aws.PayloadCodecFromEnv)
+// seals with it. The emulator keeps the key, scheduled for deletion.
+func (s *Stack) PayloadKeyAsIn(t *testing.T, tmpl *Template, function string) {
+	t.Helper()
+	ref, ok := tmpl.Variable(function, aws.PayloadKeyEnv)
+	if !ok {
+		t.Fatalf("the template sets no %s on %s", aws.PayloadKeyEnv, function)
+	}
+	keys := kms.NewFromConfig(s.Config)
+	key, err := keys.CreateKey(t.Context(), &kms.CreateKeyInput{Description: sdkaws.String(s.Options.Table)})
+	if err != nil {
+		t.Fatalf("CreateKey: %v", err)
+	}
+	arn := sdkaws.ToString(key.KeyMetadata.Arn)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := keys.ScheduleKeyDeletion(ctx, &kms.ScheduleKeyDeletionInput{KeyId: &arn, PendingWindowInDays: sdkaws.Int32(7)}); err != nil {
+			t.Logf("ScheduleKeyDeletion: %v", err)
+		}
+	})
+	t.Setenv(aws.PayloadKeyEnv, arn)
+	s.key, s.keyRef = arn, ref
+}
+
 // Recorded returns the stack's config with r recording every call of the
 // clients made from it, and the further API options opts.
 func (s *Stack) Recorded(r *Recorder, opts ...func(*middleware.Stack) error) sdkaws.Config {
 	cfg := s.Config.Copy()
 	cfg.APIOptions = append(append(cfg.APIOptions, r.Register), opts...)
 	return cfg
+}
+
+// Incompressible returns n bytes of random text, which the payload
+// codec's compression cannot bring under what a table item holds inline:
+// a test's large payload still goes to S3 when its run is sealed.
+func Incompressible(n int) string {
+	var b strings.Builder
+	for b.Len() < n {
+		b.WriteString(rand.Text())
+	}
+	return b.String()[:n]
 }
 
 // errRefused is the failure Failing answers with.

@@ -14,7 +14,7 @@ import (
 // Template is a SAM template's resources, as parsed YAML.
 type Template struct {
 	resources  map[string]*yaml.Node
-	parameters map[string]bool
+	parameters map[string]*yaml.Node
 	globals    *yaml.Node // Globals.Function
 }
 
@@ -44,15 +44,7 @@ func ParseTemplate(b []byte) (*Template, error) {
 	if res == nil || res.Kind != yaml.MappingNode {
 		return nil, errors.New("a template without Resources")
 	}
-	t := &Template{resources: map[string]*yaml.Node{}, parameters: map[string]bool{}, globals: get(get(doc.Content[0], "Globals"), "Function")}
-	for i := 0; i+1 < len(res.Content); i += 2 {
-		t.resources[res.Content[i].Value] = res.Content[i+1]
-	}
-	if params := get(doc.Content[0], "Parameters"); params != nil {
-		for i := 0; i+1 < len(params.Content); i += 2 {
-			t.parameters[params.Content[i].Value] = true
-		}
-	}
+	t := &Template{resources: entries(res), parameters: entries(get(doc.Content[0], "Parameters")), globals: get(get(doc.Content[0], "Globals"), "Function")}
 	return t, nil
 }
 
@@ -192,6 +184,18 @@ func documentStatements(doc *yaml.Node) ([]*yaml.Node, error) {
 	return s.Content, nil
 }
 
+// entries is a mapping node's values by key.
+func entries(n *yaml.Node) map[string]*yaml.Node {
+	m := map[string]*yaml.Node{}
+	if n == nil || n.Kind != yaml.MappingNode {
+		return m
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		m[n.Content[i].Value] = n.Content[i+1]
+	}
+	return m
+}
+
 // statementGrants returns each action of an Allow statement on each of its
 // resources. A Condition only narrows a grant, so it is not read.
 func (t *Template) statementGrants(s *yaml.Node) ([]Grant, error) {
@@ -205,8 +209,8 @@ func (t *Template) statementGrants(s *yaml.Node) ([]Grant, error) {
 	var resources []string
 	for _, r := range list(get(s, "Resource")) {
 		res, err := render(r)
-		if err == nil && !t.ownResource(res) {
-			err = fmt.Errorf("line %d: resource %q is not one of the stack's own", r.Line, res)
+		if err == nil {
+			err = t.checkResource(r)
 		}
 		errs = append(errs, err)
 		resources = append(resources, res)
@@ -223,6 +227,37 @@ func (t *Template) statementGrants(s *yaml.Node) ([]Grant, error) {
 	return grants, errors.Join(errs...)
 }
 
+// checkResource refuses a resource that is not one of the stack's own: a
+// resource the template defines, or one its deployer names in a
+// parameter, or either by a condition (!If).
+func (t *Template) checkResource(n *yaml.Node) error {
+	if n.Tag == "!If" && n.Kind == yaml.SequenceNode && len(n.Content) == 3 {
+		return errors.Join(t.checkResource(n.Content[1]), t.checkResource(n.Content[2]))
+	}
+	res, err := render(n)
+	if err != nil {
+		return err
+	}
+	if !t.ownResource(res) && !t.namedResource(res) {
+		return fmt.Errorf("line %d: resource %q is not one of the stack's own", n.Line, res)
+	}
+	return nil
+}
+
+// namedResource reports whether a resource is a parameter ("${KeyArn}")
+// whose AllowedPattern refuses a wildcard: the deployer names one
+// resource of their own, which the stack does not create.
+func (t *Template) namedResource(res string) bool {
+	name, ok := strings.CutPrefix(res, "${")
+	name, closed := strings.CutSuffix(name, "}")
+	p, declared := t.parameters[name]
+	if !ok || !closed || !declared {
+		return false
+	}
+	pattern, err := regexp.Compile(scalar(get(p, "AllowedPattern")))
+	return err == nil && scalar(get(p, "AllowedPattern")) != "" && !pattern.MatchString("*")
+}
+
 // refs matches the ${Name} or ${Name.Attribute} references of a !Sub.
 var refs = regexp.MustCompile(`\$\{([A-Za-z0-9]+)[.}]`)
 
@@ -233,7 +268,8 @@ var refs = regexp.MustCompile(`\$\{([A-Za-z0-9]+)[.}]`)
 func (t *Template) ownResource(pattern string) bool {
 	if id, ok := strings.CutPrefix(pattern, FoundationModelARN+"${"); ok {
 		param, rest, _ := strings.Cut(id, "}")
-		return t.parameters[param] && rest == ""
+		_, declared := t.parameters[param]
+		return declared && rest == ""
 	}
 	if !strings.HasPrefix(pattern, "${") && !strings.HasPrefix(pattern, "arn:${AWS::Partition}:") {
 		return false
@@ -259,6 +295,12 @@ func render(n *yaml.Node) (string, error) {
 		return "${" + n.Value + "}", nil
 	case (n.Tag == "!Sub" || n.Tag == "!!str") && n.Kind == yaml.ScalarNode:
 		return n.Value, nil
+	case n.Tag == "!If" && n.Kind == yaml.SequenceNode && len(n.Content) == 3:
+		// One resource or another by a condition: an expression that
+		// covers only the same expression (an environment variable's).
+		yes, err1 := render(n.Content[1])
+		no, err2 := render(n.Content[2])
+		return "!If [" + n.Content[0].Value + ", " + yes + ", " + no + "]", errors.Join(err1, err2)
 	}
 	return "", fmt.Errorf("line %d: an expression iamcheck cannot read", n.Line)
 }
@@ -281,7 +323,7 @@ func list(n *yaml.Node) []*yaml.Node {
 	switch {
 	case n == nil:
 		return nil
-	case n.Kind == yaml.SequenceNode && n.Tag != "!GetAtt":
+	case n.Kind == yaml.SequenceNode && n.Tag != "!GetAtt" && n.Tag != "!If":
 		return n.Content
 	}
 	return []*yaml.Node{n}

@@ -78,3 +78,44 @@ func TestReplayRunningOnTheAWSWorld(t *testing.T) {
 		t.Errorf("the failure does not name the recorded hook and the step called instead: %v", report.Failures[0].Err)
 	}
 }
+
+// The gate over a sealed run in flight: with the workers' codec it opens
+// the log and replays it (and still finds the changed code that breaks
+// it); without, it cannot check the run and reports it with the reason,
+// which stops the deploy.
+func TestReplayRunningOpensSealedRuns(t *testing.T) {
+	cfg := emulatorConfig(t)
+	w := newTestWorld(t)
+	ctx := t.Context()
+	chain := kmsChain(NewKMSKeys(cfg, newKMSKey(t, cfg)))
+	token := fmt.Sprint("aws-test-gate-sealed:", time.Now().UnixNano())
+	waiting, err := workflow.Start(ctx, workflow.NewClient(w, workflow.WithPayloadCodec(chain)), awsGated, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := workflow.NewWorker(w, workflow.WorkerOptions{Codec: chain}).Process(ctx, waiting.ID); err != nil {
+		t.Fatal(err)
+	}
+	registry := workflow.NewRegistry(awsGated)
+	gate := func(opts ...workflow.ReplayOption) workflow.ReplayReport {
+		t.Helper()
+		report, err := workflow.ReplayRunning(ctx, w, registry, opts...)
+		if err != nil || report.Replayed != 1 {
+			t.Fatalf("the gate: %+v, %v", report, err)
+		}
+		return report
+	}
+
+	if r := gate(); len(r.Failures) != 1 || !strings.Contains(fmtErr(r.Failures[0].Err), "payload is encrypted; no key for run "+waiting.ID) {
+		t.Fatalf("without the key: %+v, want the run failed as unreadable", r)
+	}
+	reader := workflow.ReplayPayloadCodec(kmsChain(NewKMSKeys(cfg, "unused"))) // another process: the key ARN is the run's
+	if r := gate(reader); len(r.Failures) != 0 {
+		t.Fatalf("with the key, on the code the run started on: %+v", r.Failures)
+	}
+	awsGatedV2.Store(true)
+	defer awsGatedV2.Store(false)
+	if r := gate(reader); len(r.Failures) != 1 || !errors.As(r.Failures[0].Err, new(*workflow.NondeterminismError)) {
+		t.Fatalf("with the key, on the changed code: %+v, want a nondeterminism failure", r.Failures)
+	}
+}
