@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 
+	payloadcodec "github.com/lambdaworkflow/workflow/codec"
 	"github.com/lambdaworkflow/workflow/internal/engine"
 	"github.com/lambdaworkflow/workflow/world"
 )
@@ -22,7 +23,9 @@ import (
 // the reader follows the newest attempt of the step that answered first;
 // frames of older attempts are skipped. The run closes the stream when it
 // ends, so a reader that finds the stream closed before an end frame
-// knows no reply is coming.
+// knows no reply is coming. In a sealed run, the head and each item are
+// sealed with the run's codec (engine.ReplyPlace); the rest of a frame
+// stays readable.
 type replyFrame struct {
 	By    replier         `json:"by"`
 	Start bool            `json:"start,omitempty"`
@@ -100,7 +103,7 @@ func respond(ctx context.Context, resumeID string, reply any) error {
 		return ErrAlreadyResponded
 	}
 	defer answering.Delete(key)
-	s := replySender{w: info.World, name: engine.ReplyStream(resumeID), me: me}
+	s := replySender{w: info.World, name: engine.ReplyStream(resumeID), resumeID: resumeID, me: me, seal: info.Codec}
 	err = s.send(ctx, head, items)
 	if errors.Is(err, world.ErrStreamClosed) {
 		// An earlier attempt of this step completed the reply, or the run
@@ -123,13 +126,19 @@ func encodeReply(reply any) (head json.RawMessage, items func(emit func(json.Raw
 }
 
 type replySender struct {
-	w    world.Streams
-	name string
-	me   replier
+	w        world.Streams
+	name     string
+	resumeID string
+	me       replier
+	seal     *payloadcodec.Run // the run's codec; nil for a plain run
 }
 
 func (s replySender) send(ctx context.Context, head json.RawMessage, items func(emit func(json.RawMessage) error) error) error {
 	if err := s.checkUnanswered(ctx); err != nil {
+		return err
+	}
+	head, err := engine.SealValue(s.seal, engine.ReplyPlace(s.resumeID, false), head)
+	if err != nil {
 		return err
 	}
 	start := replyFrame{By: s.me, Start: true, Head: head, Items: items != nil, End: items == nil}
@@ -140,10 +149,14 @@ func (s replySender) send(ctx context.Context, head json.RawMessage, items func(
 		return s.w.CloseStream(ctx, s.name)
 	}
 	cw := newChunkWriter(ctx, s.w, s.name)
-	err := cw.write(mustJSON(start))
+	err = cw.write(mustJSON(start))
 	if err == nil {
 		err = items(func(item json.RawMessage) error {
-			return cw.write(mustJSON(replyFrame{By: s.me, Item: item}))
+			sealed, err := engine.SealValue(s.seal, engine.ReplyPlace(s.resumeID, true), item)
+			if err != nil {
+				return err
+			}
+			return cw.write(mustJSON(replyFrame{By: s.me, Item: sealed}))
 		})
 	}
 	if err == nil {

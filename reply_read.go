@@ -10,6 +10,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	payloadcodec "github.com/lambdaworkflow/workflow/codec"
 	"github.com/lambdaworkflow/workflow/internal/engine"
 	"github.com/lambdaworkflow/workflow/world"
 )
@@ -17,14 +18,38 @@ import (
 // replyReader reads one resume's reply stream (see replyFrame), following
 // the newest attempt of the step that answers.
 type replyReader struct {
-	cur     *cursor
-	by      *replier // the attempt being followed; nil before the start
-	yielded bool     // items of that attempt were handed out
-	ended   bool
+	c        *Client
+	resumeID string
+	cur      *cursor
+	by       *replier // the attempt being followed; nil before the start
+	yielded  bool     // items of that attempt were handed out
+	ended    bool
+	opened   bool              // run is the codec of the run that replies
+	run      *payloadcodec.Run // nil for a plain run
 }
 
-func newReplyReader(w world.Streams, resumeID string) *replyReader {
-	return &replyReader{cur: &cursor{streams: w, name: engine.ReplyStream(resumeID), pace: world.NewPace(1)}}
+func newReplyReader(c *Client, resumeID string) *replyReader {
+	return &replyReader{c: c, resumeID: resumeID, cur: &cursor{streams: c.world, name: engine.ReplyStream(resumeID), pace: world.NewPace(1)}}
+}
+
+// open decodes a frame's head or item with the codec of the run that
+// wrote it, which it reads once, at the first part that needs it: a
+// reader without codecs reads a plain run's reply with no request more.
+func (r *replyReader) open(ctx context.Context, by replier, raw json.RawMessage, item bool) (json.RawMessage, error) {
+	if raw == nil || (!r.opened && r.c.codec == nil && !engine.IsSealedValue(raw)) {
+		return raw, nil
+	}
+	if !r.opened {
+		run, err := r.c.world.GetRun(ctx, by.Run)
+		if err != nil {
+			return nil, worldError(err)
+		}
+		if r.run, err = engine.OpenRun(ctx, r.c.codec, run); err != nil {
+			return nil, err
+		}
+		r.opened = true
+	}
+	return engine.OpenValue(r.run, engine.ReplyPlace(r.resumeID, item), raw)
 }
 
 // frame returns the next frame that matters: a start by a newer attempt,
@@ -41,6 +66,12 @@ func (r *replyReader) frame(ctx context.Context) (replyFrame, error) {
 		}
 		var f replyFrame
 		if err := json.Unmarshal(chunk, &f); err != nil {
+			return replyFrame{}, fmt.Errorf("reading reply stream %s: %w", r.cur.name, err)
+		}
+		if f.Head, err = r.open(ctx, f.By, f.Head, false); err != nil {
+			return replyFrame{}, fmt.Errorf("reading reply stream %s: %w", r.cur.name, err)
+		}
+		if f.Item, err = r.open(ctx, f.By, f.Item, true); err != nil {
 			return replyFrame{}, fmt.Errorf("reading reply stream %s: %w", r.cur.name, err)
 		}
 		switch {
@@ -78,7 +109,7 @@ func (r *replyReader) next(ctx context.Context) (json.RawMessage, error) {
 // awaitReply waits for the reply to resume resumeID and decodes it into an
 // R; a streamed reply's items are then read through R (a Stream, or a
 // WebhookResponse) as they arrive.
-func awaitReply[R any](ctx context.Context, w world.Streams, token, resumeID string, timeout time.Duration) (reply R, err error) {
+func awaitReply[R any](ctx context.Context, c *Client, token, resumeID string, timeout time.Duration) (reply R, err error) {
 	ctx, span := engine.StartSpan(ctx, "workflow.reply.await", trace.SpanKindConsumer)
 	defer func() { engine.EndSpan(span, err) }()
 	waitCtx := ctx
@@ -87,7 +118,7 @@ func awaitReply[R any](ctx context.Context, w world.Streams, token, resumeID str
 		waitCtx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	rr := newReplyReader(w, resumeID)
+	rr := newReplyReader(c, resumeID)
 	start, err := rr.frame(waitCtx)
 	if err != nil {
 		return reply, fmt.Errorf("waiting for the reply of hook %q: %w", token, err)

@@ -174,7 +174,7 @@ func ResumeRespondingHook[M, R any](ctx context.Context, c *Client, token string
 	if _, err := c.deliver(ctx, token, resumeID, message); err != nil {
 		return zero, err
 	}
-	return awaitReply[R](ctx, c.world, token, resumeID, cfg.timeout)
+	return awaitReply[R](ctx, c, token, resumeID, cfg.timeout)
 }
 
 func vetResponding(h world.Hook) error {

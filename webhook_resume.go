@@ -54,7 +54,7 @@ func (c *Client) ResumeWebhook(ctx context.Context, token string, req WebhookReq
 	}
 	switch {
 	case meta.Manual:
-		return awaitReply[WebhookResponse](ctx, c.world, token, resumeID, 0)
+		return awaitReply[WebhookResponse](ctx, c, token, resumeID, 0)
 	case meta.Response != nil:
 		return *meta.Response, nil
 	default:

@@ -56,7 +56,11 @@ func TestEndToEndOnEmulator(t *testing.T) {
 	}
 	api := &apiClient{base: out["ApiUrl"], token: out["ApiToken"]}
 
+	audit := recordAudit(t, ctx)
 	orderID := "e2e-" + strings.ToLower(rand.Text()[:8])
+	// The customer's name goes into the run's hook payload and its
+	// result: checkSealed looks for it in the stack's storage.
+	customer := "Ada-" + rand.Text()[:16]
 	webhook := placeOrder(t, ctx, api, orderID)
 	if !strings.HasPrefix(webhook, out["WebhookUrl"]) {
 		t.Fatalf("webhook URL %q is not under the stack's webhook URL %q", webhook, out["WebhookUrl"])
@@ -70,19 +74,28 @@ func TestEndToEndOnEmulator(t *testing.T) {
 	if status, _, _ := post(t, ctx, out["WebhookUrl"]+".well-known/workflow/v1/webhook/hk_nosuchtoken", `{}`); status != http.StatusNotFound {
 		t.Fatalf("webhook with an unknown token: %d, want 404", status)
 	}
-	lines := confirmOrder(t, ctx, webhook, "Ada")
+	lines := confirmOrder(t, ctx, webhook, customer)
 	want := fmt.Sprintf(`{"orderId":%q,"pricedBy":%q,"totalCents":%d}`, orderID, out["FlowFunctionName"], orderCents)
 	if len(lines) != 2 || lines[0] != want || lines[1] != `{"accepted":true,"next":"awaiting approval"}` {
 		t.Fatalf("webhook reply:\n%s\nwant first line %s (the step ran in the flow function)", strings.Join(lines, "\n"), want)
 	}
 
 	receipt := approveOrder(t, ctx, api, orderID, "Grace")
-	wantReceipt := lambdaapp.Receipt{OrderID: orderID, Status: "approved", TotalCents: orderCents, PricedBy: out["FlowFunctionName"], ConfirmedBy: "Ada", ApprovedBy: "Grace"}
+	wantReceipt := lambdaapp.Receipt{OrderID: orderID, Status: "approved", TotalCents: orderCents, PricedBy: out["FlowFunctionName"], ConfirmedBy: customer, ApprovedBy: "Grace"}
 	if receipt != wantReceipt {
 		t.Fatalf("receipt %+v, want %+v", receipt, wantReceipt)
 	}
 	if st := awaitCompletion(t, ctx, api, orderID); st.Receipt == nil || *st.Receipt != wantReceipt {
 		t.Fatalf("run result %+v, want %+v", st.Receipt, wantReceipt)
+	}
+	// The run was sealed: one data key, made by the API function that
+	// started it, which every other process unwraps once.
+	runID := lambdaapp.RunID(orderID)
+	checkSealed(t, ctx, out, runID, customer, wantReceipt)
+	kmsCalls := audit.calls(t, ctx, runID)
+	t.Logf("KMS calls of the order's run: %v", kmsCalls)
+	if kmsCalls["GenerateDataKey"] != 1 || kmsCalls["Decrypt"] < 1 {
+		t.Errorf("KMS calls of the order's run %v; want one GenerateDataKey, and a Decrypt at least in the flow function", kmsCalls)
 	}
 	checkFlightAgent(t, ctx, out["FlightUrl"], bedrock, bookID)
 	reminder.finish(t, ctx, out["FlowFunctionName"])

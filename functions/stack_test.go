@@ -15,6 +15,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
@@ -51,7 +52,7 @@ func deployStack(t *testing.T, ctx context.Context, root, stack string, env ...s
 		os.RemoveAll(filepath.Join(root, ".aws-sam", "local", stack))
 	})
 	out, logs := deploy(t, ctx, root, stack, env...)
-	want := []string{"WebhookUrl", "TableName", "BucketName", "QueueUrl", "DeadLetterQueueUrl", "FlowFunctionName", "ScheduleGroupName", "DeadLetterAlarmName"}
+	want := []string{"WebhookUrl", "TableName", "BucketName", "QueueUrl", "DeadLetterQueueUrl", "FlowFunctionName", "ScheduleGroupName", "DeadLetterAlarmName", "PayloadKeyArn"}
 	withAPI := !slices.Contains(env, noExampleAPI)
 	if withAPI {
 		want = append(want, "ApiUrl", "ApiTokenSecret", "FlightUrl")
@@ -61,7 +62,7 @@ func deployStack(t *testing.T, ctx context.Context, root, stack string, env ...s
 			t.Fatalf("stack output %s missing; got %v\n%s", k, out, logs)
 		}
 	}
-	t.Cleanup(func() { deleteRetained(t, out["TableName"], out["BucketName"]) })
+	t.Cleanup(func() { deleteRetained(t, out) })
 	if !withAPI {
 		return out
 	}
@@ -115,11 +116,16 @@ func deleteStack(t *testing.T, root, stack string) {
 }
 
 // deleteRetained deletes the table and bucket the template keeps when its
-// stack is deleted (DeletionPolicy: Retain).
-func deleteRetained(t *testing.T, table, bucket string) {
+// stack is deleted (DeletionPolicy: Retain), and schedules the deletion of
+// the payload key it keeps with them.
+func deleteRetained(t *testing.T, out map[string]string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cfg := emulator.Config()
+	table, bucket, key := out["TableName"], out["BucketName"], out["PayloadKeyArn"]
+	if _, err := kms.NewFromConfig(cfg).ScheduleKeyDeletion(ctx, &kms.ScheduleKeyDeletionInput{KeyId: &key, PendingWindowInDays: aws.Int32(7)}); err != nil {
+		t.Logf("delete key %s: %v", key, err)
+	}
 	if _, err := dynamodb.NewFromConfig(cfg).DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: &table}); err != nil {
 		t.Logf("delete table %s: %v", table, err)
 	}

@@ -144,14 +144,32 @@ func OpenRun(ctx context.Context, c *codec.Chain, run world.Run) (*codec.Run, er
 	return c.Open(ctx, run.ID, run.Attributes[AttrCodec])
 }
 
+// ReplyPlace is where a part of the reply to resume resumeID belongs,
+// for its codec: its head, or one of its items (the frame that carries
+// it names the attempt, and the stream its order).
+func ReplyPlace(resumeID string, item bool) string {
+	if item {
+		return "reply/" + resumeID + "/item"
+	}
+	return "reply/" + resumeID + "/head"
+}
+
+// IsSealedValue reports whether raw has the shape SealValue gives a
+// value: a reader without codecs asks for the run's only then.
+func IsSealedValue(raw json.RawMessage) bool {
+	var v map[string]json.RawMessage
+	return bytes.HasPrefix(bytes.TrimSpace(raw), []byte(`{"`+sealedKey+`"`)) && json.Unmarshal(raw, &v) == nil && len(v) == 1
+}
+
 // The places of a run entity's encoded fields.
 const (
 	placeRunInput  = "run.input"
 	placeRunOutput = "run.output"
 )
 
-// sealValue encodes a run entity's input or output for r.
-func sealValue(r *codec.Run, place string, raw json.RawMessage) (json.RawMessage, error) {
+// SealValue encodes a value for r at place: a run entity's input or
+// output, a part of a reply (ReplyPlace). r nil returns raw as it is.
+func SealValue(r *codec.Run, place string, raw json.RawMessage) (json.RawMessage, error) {
 	if r == nil || raw == nil {
 		return raw, nil
 	}
@@ -162,15 +180,15 @@ func sealValue(r *codec.Run, place string, raw json.RawMessage) (json.RawMessage
 	return mustMarshal(map[string][]byte{sealedKey: enc}), nil
 }
 
-// OpenValue decodes a run entity's input or output (run.input,
-// run.output) that sealValue encoded; r nil returns raw as it is.
+// OpenValue decodes a value SealValue encoded; r nil returns raw as it
+// is. In a run with codecs a value in the clear is refused.
 func OpenValue(r *codec.Run, place string, raw json.RawMessage) (json.RawMessage, error) {
 	if r == nil || raw == nil {
 		return raw, nil
 	}
 	var v map[string][]byte
 	if !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) || json.Unmarshal(raw, &v) != nil || v[sealedKey] == nil || len(v) != 1 {
-		return nil, fmt.Errorf("run %s holds unencoded in a run with payload codecs: %w", place, codec.ErrTampered)
+		return nil, fmt.Errorf("%s is in the clear in a run with payload codecs: %w", place, codec.ErrTampered)
 	}
 	return r.Decode(place, v[sealedKey])
 }
@@ -194,7 +212,7 @@ func sealUpdate(r *codec.Run, u *world.RunUpdate) (*world.RunUpdate, error) {
 	}
 	sealed := *u
 	var err error
-	sealed.Output, err = sealValue(r, placeRunOutput, u.Output)
+	sealed.Output, err = SealValue(r, placeRunOutput, u.Output)
 	return &sealed, err
 }
 
@@ -266,7 +284,7 @@ func sealNewRun(ctx context.Context, c *codec.Chain, run world.Run, first world.
 	}
 	attrs[AttrCodec] = attr
 	run.Attributes = attrs
-	if run.Input, err = sealValue(r, placeRunInput, run.Input); err != nil {
+	if run.Input, err = SealValue(r, placeRunInput, run.Input); err != nil {
 		return run, first, err
 	}
 	first, err = sealEvent(r, first)

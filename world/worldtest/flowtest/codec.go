@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -18,8 +19,8 @@ import (
 // Payload codecs (package codec) on a World: what a sealed run stores is
 // unreadable without its key and decodes with it, plain and sealed runs
 // share a World and a worker, a payload moved to another run fails to
-// decode, and a rotated keyring starts new runs under the new key while
-// old runs still decode.
+// decode, a rotated keyring starts new runs under the new key while old
+// runs still decode, and a responding hook's reply is sealed too.
 var codecScenarios = []struct {
 	name string
 	run  func(t *testing.T, w world.World)
@@ -29,6 +30,7 @@ var codecScenarios = []struct {
 	{"SealedRunWithoutKey", sealedRunWithoutKey},
 	{"SealedPayloadMoved", sealedPayloadMoved},
 	{"SealedKeyRotation", sealedKeyRotation},
+	{"SealedReply", sealedReply},
 }
 
 // secret marks the user data of the codec scenarios: no byte of the
@@ -251,4 +253,81 @@ func fmtErr(err error) string {
 		return "<nil>"
 	}
 	return err.Error()
+}
+
+// sealedReply: a responding hook's reply, its head and a streamed reply's
+// items, is sealed on its reply stream with the run's key, and its
+// caller reads it.
+func sealedReply(t *testing.T, w world.World) {
+	e := newCodecEnv(t, w, chainOf(t, "k1", newKeyring(t, "k1")))
+	for _, c := range []struct {
+		wf   *workflow.Workflow[string, struct{}]
+		read func(token string) (string, error)
+	}{
+		{speller, func(token string) (string, error) {
+			letters, err := workflow.ResumeRespondingHook[string, workflow.Stream[string]](e.ctx, e.client, token, secret)
+			var got strings.Builder
+			for l, err := range letters.All(e.ctx) {
+				if err != nil {
+					return got.String(), err
+				}
+				got.WriteString(l)
+			}
+			return got.String(), err
+		}},
+		{echoOnce, func(token string) (string, error) {
+			return workflow.ResumeRespondingHook[string, string](e.ctx, e.client, token, secret)
+		}},
+	} {
+		token := unique("sealed-reply")
+		run := start(t, e, c.wf, token)
+		waitForHook(t, e, token)
+		if got, err := c.read(token); err != nil || !strings.HasSuffix(got, secret) {
+			t.Fatalf("%s's reply: %q, %v", c.wf.Name(), got, err)
+		}
+		result(t, e, run)
+		chunks := replyChunks(t, e, run.ID)
+		raw := bytes.Join(chunks, nil)
+		if bytes.Contains(raw, []byte(secret[:6])) || bytes.Contains(raw, []byte(`"item":"`)) || !bytes.Contains(raw, []byte(`"$sealed"`)) {
+			t.Fatalf("%s's reply stream holds its reply in the clear: %s", c.wf.Name(), raw)
+		}
+	}
+}
+
+// echoOnce answers one message of its responding hook with its text, in
+// the reply's head (speller answers rune by rune, in its items).
+var echoOnce = workflow.Define("flowtest.echo-once", func(ctx workflow.Context, token string) (struct{}, error) {
+	m, err := echoes.Create(ctx, workflow.WithToken(token)).Receive(ctx)
+	if err != nil {
+		return struct{}{}, err
+	}
+	_, err = echo.Call(ctx, m)
+	return struct{}{}, err
+})
+
+// replyChunks returns the chunks of the reply streams of a run's resumes.
+func replyChunks(t *testing.T, e *env, runID string) [][]byte {
+	t.Helper()
+	evs, err := e.world.Events(e.ctx, runID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all [][]byte
+	for _, ev := range evs {
+		var p struct {
+			ResumeID string `json:"resumeId"`
+		}
+		if ev.Type != world.HookReceived || json.Unmarshal(ev.Payload, &p) != nil || p.ResumeID == "" {
+			continue
+		}
+		chunks, _, err := e.world.ReadStream(e.ctx, engine.ReplyStream(p.ResumeID), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, chunks...)
+	}
+	if len(all) == 0 {
+		t.Fatal("no reply stream found in the run's log")
+	}
+	return all
 }
