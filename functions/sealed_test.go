@@ -191,7 +191,9 @@ func (a *kmsAudit) calls(t *testing.T, ctx context.Context, runID string) map[st
 		t.Fatalf("LookupEvents: %v", err)
 	}
 	defer resp.Body.Close()
-	var found struct{ Events []struct{ EventName, CloudTrailEvent string } }
+	var found struct {
+		Events []struct{ EventName, CloudTrailEvent string }
+	}
 	if err := json.NewDecoder(resp.Body).Decode(&found); err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("LookupEvents: %d, %v", resp.StatusCode, err)
 	}
