@@ -14,7 +14,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdaurl"
+	sdkaws "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/lambdaworkflow/workflow"
@@ -22,6 +24,7 @@ import (
 	"github.com/lambdaworkflow/workflow/agent/chat"
 	"github.com/lambdaworkflow/workflow/examples/flight"
 	"github.com/lambdaworkflow/workflow/internal/iamcheck"
+	"github.com/lambdaworkflow/workflow/world/aws"
 )
 
 // The flight function's grants in template.yaml are exactly what its code
@@ -36,8 +39,14 @@ import (
 // the scripted model; only the function's calls are recorded.
 func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 	stack := iamcheck.NewStack(t)
+	stack.PayloadKeyAsIn(t, iamcheck.LoadTemplate(t), "FlightFunction")
 	rec := iamcheck.NewRecorder(stack.Names())
-	function := stack.World(t, stack.Recorded(rec))
+	cfg := stack.Recorded(rec)
+	function := stack.World(t, cfg)
+	// Each instance of the function seals with a codec of its own, as
+	// main builds it: the one that starts a session makes its data key,
+	// another unwraps it.
+	sealing := func() workflow.ClientOption { return workflow.WithPayloadCodec(aws.PayloadCodecFromEnv(cfg)) }
 	other := stack.World(t, stack.Config)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
@@ -45,9 +54,9 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 	model := &heldModel{Model: flight.Scripted(), reached: make(chan struct{}), open: make(chan struct{})}
 	flight.UseModel(model)
 	go func() {
-		_ = workflow.NewWorker(other, workflow.WorkerOptions{Registry: workflow.NewRegistry(flight.Session.Workflow())}).Run(ctx)
+		_ = workflow.NewWorker(other, workflow.WorkerOptions{Registry: workflow.NewRegistry(flight.Session.Workflow()), Codec: aws.PayloadCodecFromEnv(stack.Config)}).Run(ctx)
 	}()
-	fn := lambdaurl.Wrap(flight.Handler(workflow.NewClient(function)))
+	fn := lambdaurl.Wrap(flight.Handler(workflow.NewClient(function, sealing())))
 
 	resp := call(t, ctx, fn, "POST", "/flight/sessions", chat.ContentTypeNDJSON,
 		chat.Turn{Messages: []agent.Message{agent.UserMessage("Book me SFO to JFK on Dec 24 under $400, for Ana Lima.")}})
@@ -84,13 +93,13 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 
 	// A message over what an item holds goes to S3 first; when the table
 	// then refuses it, its object is deleted again.
-	big := chat.Message{Text: strings.Repeat("m", 400<<10)}
+	big := chat.Message{Text: iamcheck.Incompressible(400 << 10)}
 	refusing := stack.World(t, stack.Recorded(rec, iamcheck.Failing(func(params any) bool {
 		_, put := params.(*dynamodb.PutItemInput)
 		return put
 	})))
 	messages := "/flight/sessions/" + session + "/messages"
-	if r := call(t, ctx, lambdaurl.Wrap(flight.Handler(workflow.NewClient(refusing))), "POST", messages, "application/json", big); r.StatusCode != http.StatusInternalServerError {
+	if r := call(t, ctx, lambdaurl.Wrap(flight.Handler(workflow.NewClient(refusing, sealing()))), "POST", messages, "application/json", big); r.StatusCode != http.StatusInternalServerError {
 		t.Fatalf("a large message the table refused got %d", r.StatusCode)
 	}
 	if r := call(t, ctx, fn, "POST", messages, "application/json", big); r.StatusCode != http.StatusAccepted {
@@ -141,11 +150,14 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 	iamcheck.Check(t, "FlightFunction", rec)
 }
 
-// awaitCompacted waits until the session's ended run has its agent
-// stream compacted into an object of the bucket.
+// awaitCompacted waits until the session's run stream is compacted: its
+// object written and its chunk items deleted (the object is written
+// before the stream's head names it, and a read in between still reads
+// the items).
 func awaitCompacted(t *testing.T, ctx context.Context, stack *iamcheck.Stack, session string) {
 	t.Helper()
 	blobs := s3.NewFromConfig(stack.Config, func(o *s3.Options) { o.UsePathStyle = true })
+	table := dynamodb.NewFromConfig(stack.Config)
 	prefix := "streams/runs/" + session + "/"
 	for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {
 		out, err := blobs.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: &stack.Options.Bucket, Prefix: &prefix})
@@ -153,7 +165,21 @@ func awaitCompacted(t *testing.T, ctx context.Context, stack *iamcheck.Stack, se
 			t.Fatal(err)
 		}
 		if len(out.Contents) > 0 {
-			return
+			// streams/<stream name>/<object>; the stream's items are
+			// in partition stream#<stream name>, its head last.
+			key := *out.Contents[0].Key
+			name := key[len("streams/"):strings.LastIndex(key, "/")]
+			items, err := table.Query(ctx, &dynamodb.QueryInput{
+				TableName: &stack.Options.Table, KeyConditionExpression: sdkaws.String("pk = :pk"), ConsistentRead: sdkaws.Bool(true),
+				ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":pk": &ddbtypes.AttributeValueMemberS{Value: "stream#" + name}},
+				Select:                    ddbtypes.SelectCount,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if items.Count == 1 {
+				return
+			}
 		}
 		select {
 		case <-ctx.Done():

@@ -167,7 +167,7 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 	t.Run("LongStepHandedOut", func(t *testing.T) {
 		// The function hands the run to the long-step queue; a Worker
 		// outside Lambda (not the function: its calls are not recorded)
-		// of the run's deployment runs the step.
+		// of the run's deployment, with the stack's key, runs the step.
 		run, err := workflow.Start(ctx, c, iamMarathon, struct{}{})
 		if err != nil {
 			t.Fatal(err)
@@ -182,7 +182,7 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 		serving, stop := context.WithCancel(context.WithoutCancel(ctx))
 		defer stop()
 		go func() {
-			_ = workflow.NewWorker(other, workflow.WorkerOptions{Registry: iamWorkflows, Deployment: deployment, Queue: outside}).Run(serving)
+			_ = workflow.NewWorker(other, workflow.WorkerOptions{Registry: iamWorkflows, Deployment: deployment, Queue: outside, Codec: aws.PayloadCodecFromEnv(stack.Config)}).Run(serving)
 		}()
 		if got, err := run.Result(ctx); err != nil || got != "outside" {
 			t.Fatalf("the long step's run: %q, %v", got, err)
