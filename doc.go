@@ -117,10 +117,14 @@
 // A step may declare how long an attempt takes with [WithTimeout]. Where
 // invocations have a deadline (Lambda's), an attempt starts only in an
 // invocation with that much time left; otherwise the run is handed to a
-// fresh invocation first, and a step longer than any invocation fails at
-// once with [ErrStepTooLong]. An attempt cut off by its invocation's end
-// counts as failed ([ErrAttemptInterrupted]). A long step reports its
-// progress with [Heartbeat]; its retry resumes from [HeartbeatDetails].
+// fresh invocation first, and a step longer than any invocation goes to
+// the worker's [WorkerOptions.LongStepQueue], which a Worker without a
+// time limit on any machine serves ([WorkerOptions.Queue]) on the same
+// World, or, without one, fails at once with [ErrStepTooLong] (see
+// docs/AWS.md, "The Worker outside Lambda"). An attempt cut off by its
+// invocation's end counts as failed ([ErrAttemptInterrupted]). A long
+// step reports its progress with [Heartbeat]; its retry resumes from
+// [HeartbeatDetails].
 //
 // # Errors
 //
