@@ -14,16 +14,30 @@ type ChildRun[O any] struct {
 // ChildOption configures StartChild.
 type ChildOption func(*childConfig)
 
-type childConfig struct{ runID string }
+type childConfig struct {
+	runID    string
+	limitKey *string
+}
 
 // WithChildRunID gives the child a caller-chosen run ID. By default it is
 // derived from the parent's ID and the call's position, so the child is
 // found again, not started twice, when the parent replays.
 func WithChildRunID(id string) ChildOption { return func(c *childConfig) { c.runID = id } }
 
+// WithChildLimitKey names the partition the child counts in under its
+// workflow's limits, as [WithLimitKey] does for [Start].
+func WithChildLimitKey(key string) ChildOption { return func(c *childConfig) { c.limitKey = &key } }
+
 // StartChild starts a run of wf as a child of the calling workflow. The
 // child carries the $parentRunId and $rootRunId attributes, and reports its
 // result back to the parent when it ends.
+//
+// A child counts under its workflow's limits ([WithConcurrency],
+// [WithRateLimit]) like any run: beyond them it is queued, and a parent
+// waiting for it waits as long. A parent must not wait for a child of a
+// partition whose slots it or its own waiting ancestors hold, or they may
+// wait for each other for ever (a workflow limited to 1 that waits for a
+// child of itself under the same key).
 func (w *Workflow[I, O]) StartChild(ctx Context, input I, opts ...ChildOption) *ChildRun[O] {
 	var cfg childConfig
 	for _, o := range opts {
@@ -33,7 +47,11 @@ func (w *Workflow[I, O]) StartChild(ctx Context, input I, opts ...ChildOption) *
 	if err != nil {
 		return &ChildRun[O]{failedFuture[O](err)}
 	}
-	op := ctx.engine().StartChild(w.name, raw, cfg.runID, callSite())
+	limit, err := startLimit(w.def, startConfig{limitKey: cfg.limitKey})
+	if err != nil {
+		return &ChildRun[O]{failedFuture[O](err)}
+	}
+	op := ctx.engine().StartChild(w.name, raw, cfg.runID, limit, callSite())
 	return &ChildRun[O]{&opFuture[O]{op: op, wrap: func(err error) error {
 		var cancelled *RunCancelledError
 		if errors.As(err, &cancelled) {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/lambdaworkflow/workflow/world"
 )
 
 // Ctx is what workflow code holds: the door to its run's invocation. All of
@@ -126,10 +128,11 @@ func (c *Ctx) DisposeHook(op *Op) {
 	op.hook.disposeAsked = true
 }
 
-// StartChild issues a child run of the named workflow.
-func (c *Ctx) StartChild(workflow string, input json.RawMessage, runID, callSite string) *Op {
+// StartChild issues a child run of the named workflow, under limit if
+// set.
+func (c *Ctx) StartChild(workflow string, input json.RawMessage, runID string, limit *world.Limit, callSite string) *Op {
 	op := c.inv.issue(OpChild, workflow, callSite)
-	op.input, op.child.runID = input, runID
+	op.input, op.child.runID, op.child.limit = input, runID, limit
 	return op
 }
 

@@ -383,8 +383,15 @@ func Cancel(ctx context.Context, w world.World, runID, reason string, encode fun
 // endFromOutside appends a run's end (ev, with update) after its log
 // events, releasing first the hook tokens the log records and any whose
 // creation lands before the end, then queues a message, so that a worker
-// does what follows a run's end (afterFinish): closing its streams,
-// telling its parent.
+// does what follows a run's end (afterFinish): freeing its limiter slot,
+// closing its streams, telling its parent.
+//
+// A second message, due endFollowUp after the end, is queued before the
+// append: should the caller die between the append and the prompt
+// message, nothing else would bring a worker, since a finished run is
+// never overdue (world.Overdue), and the run would hold its slot and
+// leave its parent waiting. Where the prompt message went out, the second
+// costs one delivery that finds everything done.
 func endFromOutside(ctx context.Context, w world.World, runID string, events []world.Event, ev world.Event, update *world.RunUpdate) error {
 	release := func(events []world.Event) error {
 		held, err := holdingsOf(events)
@@ -396,11 +403,21 @@ func endFromOutside(ctx context.Context, w world.World, runID string, events []w
 	if err := release(events); err != nil {
 		return err
 	}
+	if err := enqueue(ctx, w, world.Message{RunID: runID, DeliverAt: ev.CreatedAt.Add(EndFollowUp)}); err != nil {
+		return err
+	}
 	if _, err := appendFrom(ctx, w, runID, int64(len(events))+1, ev, update, 0, release); err != nil {
 		return err
 	}
 	return enqueue(ctx, w, world.Message{RunID: runID})
 }
+
+// EndFollowUp is how long after a run's end written from outside (a
+// cancellation, the stuck-run check's failure) the message that stands in
+// for a lost prompt one is due: long past the moment between the append
+// and the prompt message, and short beside what a held limiter slot or a
+// waiting parent would lose.
+const EndFollowUp = time.Minute
 
 // releaseUnrecorded releases the tokens of hooks whose creation the run
 // ended before recording (a cancellation won the slot): nobody else knows

@@ -172,7 +172,7 @@ func (inv *invocation) startChild(op *Op) error {
 	attrs := map[string]string{AttrParentRunID: inv.run.ID, AttrRootRunID: root}
 	err := StartRun(inv.traced(), inv.e.World, NewRun{
 		ID: op.child.runID, Workflow: op.Name, Input: op.input, Attributes: attrs,
-		Parent: &parentRef{RunID: inv.run.ID, CorrelationID: op.ID()}, Codec: inv.e.Codec,
+		Parent: &parentRef{RunID: inv.run.ID, CorrelationID: op.ID()}, Limit: op.child.limit, Codec: inv.e.Codec,
 	}, inv.e.now())
 	if err != nil && !errors.Is(err, world.ErrRunExists) {
 		return err

@@ -74,6 +74,7 @@ type waitState struct {
 
 type childState struct {
 	runID string
+	limit *world.Limit // the limit the child starts under, if any
 }
 
 // ID returns the op's correlation ID.

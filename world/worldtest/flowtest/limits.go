@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lambdaworkflow/workflow"
+	"github.com/lambdaworkflow/workflow/world"
 )
 
 // Flow control on a World with a world.Limiter: a workflow's concurrency
@@ -23,6 +24,8 @@ var limitScenarios = []scenario{
 	{"QueuedRunsStartInOrder", queuedRunsStartInOrder},
 	{"EndedRunsFreeTheirSlot", endedRunsFreeTheirSlot},
 	{"RateLimitSpreadsStarts", rateLimitSpreadsStarts},
+	{"CancelDyingBeforeItsMessageFreesTheSlot", cancelDyingBeforeItsMessageFreesTheSlot},
+	{"ChildRunsKeepTheLimit", childRunsKeepTheLimit},
 }
 
 // limitedIn is a limited run's input: its key, and what it does.
@@ -225,6 +228,118 @@ func rateLimitSpreadsStarts(t *testing.T, e *env) {
 		allowed := time.Unix(0, (window(began)+int64(i/2))*int64(ratePeriod))
 		if at.Before(allowed.Add(-10 * time.Millisecond)) {
 			t.Errorf("start %d reached its step at %s, before its window opened at %s", i, at.Format(time.StampMilli), allowed.Format(time.StampMilli))
+		}
+	}
+}
+
+// errDied stands for the death of the process at the call that returns it:
+// the caller does nothing after it.
+var errDied = errors.New("the process died here")
+
+// diesBeforeWaking is a World on which the process dies as it queues a
+// message due now (a cancellation's prompt message, after its append).
+// It holds the messages due later instead of queueing them, for the
+// scenario to deliver when it has let the time pass.
+type diesBeforeWaking struct {
+	world.World
+	later []world.Message
+}
+
+func (w *diesBeforeWaking) Enqueue(_ context.Context, msg world.Message) error {
+	if msg.DeliverAt.IsZero() {
+		return errDied
+	}
+	w.later = append(w.later, msg)
+	return nil
+}
+
+// cancelDyingBeforeItsMessageFreesTheSlot holds a limit of 1 with a run
+// waiting on a hook and a second queued behind it, then cancels the first
+// from a process that dies between the cancellation's append and its
+// message. The message it queued before the append, due well after it,
+// stands in for the lost one: delivered when due, it frees the slot, and
+// the second run gets it.
+func cancelDyingBeforeItsMessageFreesTheSlot(t *testing.T, e *env) {
+	key, hold := unique("dies"), unique("hold")
+	first := startLimited(t, e, limitedOne, limitedIn{Key: key, Name: "first", Hold: hold})
+	waitForHook(t, e, hold)
+	second := startLimited(t, e, limitedOne, limitedIn{Key: key, Name: "second"})
+	if st, err := second.Status(e.ctx); err != nil || st != workflow.StatusQueued {
+		t.Fatalf("the second run behind a full limit: status %q (%v), want %q", st, err, workflow.StatusQueued)
+	}
+	dying := &diesBeforeWaking{World: e.world}
+	cancelledAt := time.Now()
+	if err := workflow.RunOf[int](workflow.NewClient(dying), first.ID).Cancel(e.ctx, "dies before its message"); !errors.Is(err, errDied) {
+		t.Fatalf("Cancel returned %v, want the process's death", err)
+	}
+	if st, err := first.Status(e.ctx); err != nil || st != workflow.StatusCancelled {
+		t.Fatalf("the first run: status %q (%v), want %q", st, err, workflow.StatusCancelled)
+	}
+	if len(dying.later) != 1 || dying.later[0].RunID != first.ID || dying.later[0].DeliverAt.Before(cancelledAt.Add(30*time.Second)) {
+		t.Fatalf("Cancel queued %+v before it died, want one message for run %s, due well after its append", dying.later, first.ID)
+	}
+	due := dying.later[0]
+	due.DeliverAt = time.Time{} // its time has come
+	if err := e.world.Enqueue(e.ctx, due); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+	defer cancel()
+	if _, err := second.Result(ctx); err != nil {
+		t.Fatalf("the queued run never got the cancelled run's slot: %v", err)
+	}
+}
+
+// limitedParent starts its children under limitedOne with their keys,
+// and returns the sum of their results.
+var limitedParent = workflow.Define("flowtest.limitedParent", func(ctx workflow.Context, children []limitedIn) (int, error) {
+	var runs []*workflow.ChildRun[int]
+	for _, in := range children {
+		runs = append(runs, limitedOne.StartChild(ctx, in, workflow.WithChildLimitKey(in.Key)))
+	}
+	sum := 0
+	for _, r := range runs {
+		n, err := r.Get(ctx)
+		if err != nil {
+			return 0, err
+		}
+		sum += n
+	}
+	return sum, nil
+})
+
+// childRunsKeepTheLimit has a parent start two children of a workflow
+// limited to 1, the first waiting on a hook: the second is queued until
+// the first ends, as if started by a client.
+func childRunsKeepTheLimit(t *testing.T, e *env) {
+	key, hold := unique("children"), unique("hold")
+	parent := start(t, e, limitedParent, []limitedIn{{Key: key, Name: "first", Hold: hold}, {Key: key, Name: "second"}})
+	waitForHook(t, e, hold)
+	waitQueued(t, e, limitedOne.Name(), map[string]string{"$parentRunId": parent.ID}, 1)
+	if err := workflow.ResumeHook(e.ctx, e.client, hold, 1); err != nil {
+		t.Fatalf("resume the first child: %v", err)
+	}
+	if got := result(t, e, parent); got != 2 {
+		t.Fatalf("the parent returned %d, want 2", got)
+	}
+	if got, want := trackedOrder(key), []string{"first", "second"}; !slices.Equal(got, want) {
+		t.Fatalf("children reached their step in the order %v, want %v", got, want)
+	}
+}
+
+// waitQueued waits until n runs of workflow with attrs are queued (the
+// parent may still be starting them).
+func waitQueued(t *testing.T, e *env, workflowName string, attrs map[string]string, n int) {
+	t.Helper()
+	for {
+		page, err := e.client.ListRuns(e.ctx, workflow.RunFilter{Workflow: workflowName, Status: workflow.StatusQueued, Attributes: attrs})
+		if err == nil && len(page.Runs) == n {
+			return
+		}
+		select {
+		case <-e.ctx.Done():
+			t.Fatalf("%d queued runs of %s never appeared: %d (%v)", n, workflowName, len(page.Runs), err)
+		case <-time.After(5 * time.Millisecond):
 		}
 	}
 }
