@@ -18,11 +18,13 @@ import (
 // every successor starts with a fresh log and claims the hook token its
 // predecessor released, and a crash between a run's end and its
 // successor's creation is repaired by the redelivery, with exactly one
-// successor. The engine warns once as a run's log nears its limit.
+// successor. The engine warns once as a run's log nears its limit, in the
+// invocation that takes it there, however many invocations drive the run.
 var continueScenarios = []scenario{
 	{"ContinueAsNewChain", continueAsNewChain},
 	{"ContinueAsNewSurvivesACrash", continueAsNewSurvivesACrash},
 	{"ContinueAsNewChildReportsAtTheEnd", continueAsNewChildReportsAtTheEnd},
+	{"CeilingWarnedOnceAcrossInvocations", ceilingWarnedOnceAcrossInvocations},
 }
 
 // chainMaxEvents is the event limit of the chain scenarios' worker: the
@@ -150,6 +152,78 @@ func continueAsNewChildReportsAtTheEnd(t *testing.T, e *env) {
 	run := start(t, e, chainParent, struct{}{})
 	if got := result(t, e, run); got != 4 {
 		t.Fatalf("the parent got %d from its child, want 4: the chain's last result, not the first run's end", got)
+	}
+}
+
+// ceilingLeg is the input of ceilingCross.
+type ceilingLeg struct {
+	Token  string `json:"token"`
+	Before int    `json:"before"`
+	After  int    `json:"after"`
+}
+
+// ceilingCross takes Before steps, waits for a message on its hook, takes
+// After steps and waits for another.
+var ceilingCross = workflow.Define("flowtest.ceilingCross", func(ctx workflow.Context, leg ceilingLeg) (int, error) {
+	hook := workflow.CreateHook[int](ctx, workflow.WithToken(leg.Token))
+	total := 0
+	for _, steps := range []int{leg.Before, leg.After} {
+		for range steps {
+			n, err := addOne.Call(ctx, total)
+			if err != nil {
+				return 0, err
+			}
+			total = n
+		}
+		v, err := hook.Receive(ctx)
+		if err != nil {
+			return 0, err
+		}
+		total += v
+	}
+	return total, nil
+})
+
+// ceilingWarnedOnceAcrossInvocations drives a run by three invocations on
+// fresh workers, as a Lambda function's cold instances would: the first
+// stops short of the ceiling, the second crosses it, the third replays
+// past it. Only the second warns.
+func ceilingWarnedOnceAcrossInvocations(t *testing.T, e *env) {
+	token := unique("ceiling")
+	quiet := workflow.NewClient(unqueued{e.world}) // no delivery: the test drives the run
+	run, err := workflow.Start(e.ctx, quiet, ceilingCross, ceilingLeg{Token: token, Before: 25, After: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ceiling := int64(chainMaxEvents * 8 / 10)
+	invoke := func(what string) world.Run {
+		t.Helper()
+		w := workflow.NewWorker(unqueued{e.world}, workflow.WorkerOptions{MaxEvents: chainMaxEvents, Logger: e.log})
+		if err := w.Process(e.ctx, run.ID); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		r, err := e.world.GetRun(e.ctx, run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if r := invoke("the first invocation"); r.LastSlot >= ceiling || e.ceilingWarnings() != 0 {
+		t.Fatalf("after the first invocation the log is at slot %d (ceiling %d) with %d warnings, want below it and none", r.LastSlot, ceiling, e.ceilingWarnings())
+	}
+	for i, what := range []string{"the second invocation", "the third invocation"} {
+		if err := workflow.ResumeHook(e.ctx, quiet, token, 100); err != nil {
+			t.Fatalf("resume before %s: %v", what, err)
+		}
+		if r := invoke(what); i == 0 && r.LastSlot < ceiling {
+			t.Fatalf("after %s the log is at slot %d, short of the ceiling %d: the scenario crosses nothing", what, r.LastSlot, ceiling)
+		}
+		if n := e.ceilingWarnings(); n != 1 {
+			t.Fatalf("after %s the ceiling was reported %d times, want once: by the invocation that crossed it", what, n)
+		}
+	}
+	if got := result(t, e, run); got != 30+200 {
+		t.Fatalf("the run returned %d, want %d", got, 30+200)
 	}
 }
 
