@@ -23,7 +23,7 @@ import (
 // idle worker's long polls of its queue, which it makes with or without
 // the run. The approval then resumes it.
 func TestApprovalWaitCostsNoCallsOnAWS(t *testing.T) {
-	cfg := emulator.Require(t, 5*time.Second)
+	cfg := emulator.Require(t)
 	name := "wf-agent-" + strings.ToLower(rand.Text())
 	opts, err := aws.Bootstrap(t.Context(), cfg, aws.Names{Table: name, Queue: name, Bucket: name})
 	if err != nil {

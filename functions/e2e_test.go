@@ -118,5 +118,5 @@ func requireEmulator(t *testing.T) {
 	if testing.Short() {
 		t.Skip("deploys a stack: not in -short mode")
 	}
-	emulator.Require(t, 10*time.Second) // a busy emulator answers slowly
+	emulator.Require(t)
 }

@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
@@ -130,7 +129,7 @@ func TestRequestIsAConverseConversation(t *testing.T) {
 // a tool call and its result (MiniStack checks the roles alternate and no
 // content is empty, as Bedrock does).
 func TestConverseStreamOnMiniStack(t *testing.T) {
-	cfg := emulator.Require(t, 5*time.Second)
+	cfg := emulator.Require(t)
 	model := bedrock.New(bedrockruntime.NewFromConfig(cfg), "amazon.nova-lite-v1:0")
 	req := modeltest.Conversation()
 	resp, err := agent.Collect(model.Stream(t.Context(), req))
@@ -149,7 +148,7 @@ func TestConverseStreamOnMiniStack(t *testing.T) {
 // as a workflow: the model call is a recorded step, its answer the run's
 // result.
 func TestAgentRunsOnMiniStack(t *testing.T) {
-	cfg := emulator.Require(t, 5*time.Second)
+	cfg := emulator.Require(t)
 	_, res := modeltest.RunAgent(t, workflowtest.New(t), bedrock.New(bedrockruntime.NewFromConfig(cfg), "amazon.nova-lite-v1:0"))
 	if !strings.HasPrefix(res.Text, "[ministack mock") || len(res.Responses) != 1 || res.Usage.TotalTokens() == 0 {
 		t.Fatalf("result %q after %d responses, usage %+v", res.Text, len(res.Responses), res.Usage)

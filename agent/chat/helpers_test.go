@@ -114,7 +114,7 @@ var worlds = map[string]func(t *testing.T) world.World{
 		return w
 	},
 	"aws": func(t *testing.T) world.World {
-		cfg := emulator.Require(t, 2*time.Second)
+		cfg := emulator.Require(t)
 		name := "wf-chat-" + strings.ToLower(rand.Text())
 		opts, err := awsworld.Bootstrap(t.Context(), cfg, awsworld.Names{Table: name, Queue: name, Bucket: name})
 		if err != nil {

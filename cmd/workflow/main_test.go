@@ -51,7 +51,7 @@ func openWorlds(t *testing.T) map[string]func(t *testing.T) testWorld {
 // resources of the test's own, and names them in the environment as the
 // Lambda functions are given them.
 func openAWS(t *testing.T, names awsworld.Names) testWorld {
-	cfg := emulator.Require(t, 2*time.Second)
+	cfg := emulator.Require(t)
 	name := "wf-cli-" + strings.ToLower(rand.Text())
 	names.Table, names.Queue, names.Bucket = name, name, name
 	opts, err := awsworld.Bootstrap(t.Context(), cfg, names)

@@ -36,7 +36,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) fixture {
 	t.Helper()
-	direct := emulator.Require(t, 2*time.Second)
+	direct := emulator.Require(t)
 	name := "wf-proxy-" + strings.ToLower(rand.Text())
 	opts, err := awsworld.Bootstrap(t.Context(), direct, awsworld.Names{Table: name, Queue: name, Bucket: name})
 	if err != nil {

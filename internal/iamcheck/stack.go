@@ -46,7 +46,7 @@ type Stack struct {
 // without the emulator it skips the test (fails it in CI).
 func NewStack(t *testing.T) *Stack {
 	t.Helper()
-	cfg := emulator.Require(t, 2*time.Second)
+	cfg := emulator.Require(t)
 	name := "wf-iam-" + strings.ToLower(rand.Text())
 	opts, err := aws.Bootstrap(t.Context(), cfg, aws.Names{Table: name, Queue: name, Bucket: name, LongStepQueue: name + "-long"})
 	if err != nil {

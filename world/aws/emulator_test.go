@@ -15,7 +15,7 @@ import (
 // emulatorConfig returns an SDK config for the emulator, or skips the test
 // if the emulator is not running (fails it in CI).
 func emulatorConfig(t *testing.T) aws.Config {
-	return emulator.Require(t, 2*time.Second)
+	return emulator.Require(t)
 }
 
 // newTestWorld bootstraps a table, queue and bucket of the test's own and
