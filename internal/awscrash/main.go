@@ -7,6 +7,10 @@
 // Starts, as a client would.
 //
 //	awscrash -effects FILE [-runs N] [-visibility 4s] [-lease 3s] [-sleep 6s]
+//	awscrash -effects FILE -doomed
+//
+// With -doomed it starts (again, after a kill) the run "doomed" instead,
+// whose one step never returns, and serves until that run has ended.
 //
 // Runs are named five-0, five-1, … The World comes from the environment
 // (aws.FromEnv; AWS_ENDPOINT_URL points it at the test's fault-injecting
@@ -57,6 +61,25 @@ var effect = workflow.DefineStep("awscrash.effect", func(ctx context.Context, st
 	return step * step, nil
 })
 
+// endless never returns and ignores its context, as a step stuck in a
+// computation does: only a kill ends an attempt. Its declared timeout puts
+// a deadline in each attempt's step_started that has passed by the time
+// the test kills it. Each attempt appends "doomed <attempt>".
+var endless = workflow.DefineStep("awscrash.endless", func(ctx context.Context, _ string) (string, error) {
+	info, _ := workflow.GetStepInfo(ctx)
+	if _, err := fmt.Fprintf(effects, "doomed %d\n", info.Attempt); err != nil {
+		return "", err
+	}
+	<-make(chan struct{})
+	return "", nil
+}, workflow.WithTimeout(300*time.Millisecond), workflow.WithMaxRetries(2),
+	workflow.WithBackoff(func(int) time.Duration { return 10 * time.Millisecond }))
+
+// Doomed runs the endless step.
+var Doomed = workflow.Define("awscrash.doomed", func(ctx workflow.Context, _ string) (string, error) {
+	return endless.Call(ctx, "")
+})
+
 // Five runs the five steps one after another and sums their results. It
 // sleeps before the fourth step; a sleep longer than the worker's
 // InlineWait suspends the run with a wake-up message (a dedup marker, a
@@ -92,6 +115,7 @@ func main() {
 	visibility := flag.Duration("visibility", 4*time.Second, "the worker's visibility timeout")
 	lease := flag.Duration("lease", 3*time.Second, "the worker's run lease TTL: how long a killed worker's run waits")
 	sleep := flag.Duration("sleep", 6*time.Second, "the runs' sleep before their fourth step")
+	doomed := flag.Bool("doomed", false, "start and serve the run of the endless step instead")
 	flag.Parse()
 	var err error
 	if effects, err = os.OpenFile(*path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err != nil {
@@ -102,19 +126,27 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	ids := make([]string, *runs)
-	for i := range ids {
-		ids[i] = fmt.Sprintf("five-%d", i)
-	}
 	serve, stop := context.WithCancel(ctx)
 	worker := workflow.NewWorker(w, workflow.WorkerOptions{Visibility: *visibility, LeaseTTL: *lease})
 	served := make(chan error, 1)
 	go func() { served <- worker.Run(serve) }()
-	if err := startAll(ctx, workflow.NewClient(w), ids, *sleep); err != nil {
-		log.Print(err)
-		os.Exit(3)
+	if *doomed {
+		if _, err := workflow.Start(ctx, workflow.NewClient(w), Doomed, "", workflow.WithRunID("doomed")); err != nil {
+			log.Print(err)
+			os.Exit(3)
+		}
+		waitEnded(ctx, w, "doomed")
+	} else {
+		ids := make([]string, *runs)
+		for i := range ids {
+			ids[i] = fmt.Sprintf("five-%d", i)
+		}
+		if err := startAll(ctx, workflow.NewClient(w), ids, *sleep); err != nil {
+			log.Print(err)
+			os.Exit(3)
+		}
+		waitCompleted(ctx, w, ids, worker)
 	}
-	waitCompleted(ctx, w, ids, worker)
 	stop()
 	if err := <-served; err != nil {
 		log.Fatal(err)
@@ -163,6 +195,16 @@ func waitCompleted(ctx context.Context, w world.World, ids []string, worker *wor
 			}
 		}
 		if pending = still; len(pending) == 0 && worker.Busy() == 0 {
+			return
+		}
+	}
+}
+
+// waitEnded returns once the run has ended, whichever way; it checks
+// twice a second.
+func waitEnded(ctx context.Context, w world.World, id string) {
+	for ; ; time.Sleep(500 * time.Millisecond) {
+		if run, err := w.GetRun(ctx, id); err == nil && run.Status.Terminal() {
 			return
 		}
 	}

@@ -61,16 +61,7 @@ type workerExit struct {
 // serve runs one worker process until it exits, or kills it when ctx ends.
 // With kill set, the proxy SIGKILLs it right after its kill.n-th write.
 func (c *crashCase) serve(ctx context.Context, kill *killPoint) workerExit {
-	cmd := exec.CommandContext(ctx, c.bin, "-effects", c.effects, "-runs", fmt.Sprint(c.runs))
-	cmd.Env = append(os.Environ(),
-		"AWS_ENDPOINT_URL="+c.proxy.URL(), "AWS_REGION=us-east-1", "AWS_EC2_METADATA_DISABLED=true",
-		"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_SESSION_TOKEN=", "AWS_PROFILE=",
-		"AWS_CONFIG_FILE="+os.DevNull, "AWS_SHARED_CREDENTIALS_FILE="+os.DevNull,
-		"WORKFLOW_TABLE="+c.world.opts.Table, "WORKFLOW_QUEUE_URL="+c.world.opts.QueueURL, "WORKFLOW_BUCKET="+c.world.opts.Bucket)
-	// A worker still running when ctx ends is stopped with SIGQUIT, so that
-	// the Go runtime prints where each of its goroutines waits.
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) }
-	cmd.WaitDelay = 5 * time.Second
+	cmd := c.command(ctx, "-runs", fmt.Sprint(c.runs))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	var mu sync.Mutex // held until cmd.Process is set
@@ -92,6 +83,22 @@ func (c *crashCase) serve(ctx context.Context, kill *killPoint) workerExit {
 	mu.Lock()
 	defer mu.Unlock()
 	return workerExit{killed: killed, err: err, stderr: stderr.String()}
+}
+
+// command is the worker process with args, on the case's World through
+// its proxy, writing its effects to the case's file.
+func (c *crashCase) command(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, c.bin, append([]string{"-effects", c.effects}, args...)...)
+	cmd.Env = append(os.Environ(),
+		"AWS_ENDPOINT_URL="+c.proxy.URL(), "AWS_REGION=us-east-1", "AWS_EC2_METADATA_DISABLED=true",
+		"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_SESSION_TOKEN=", "AWS_PROFILE=",
+		"AWS_CONFIG_FILE="+os.DevNull, "AWS_SHARED_CREDENTIALS_FILE="+os.DevNull,
+		"WORKFLOW_TABLE="+c.world.opts.Table, "WORKFLOW_QUEUE_URL="+c.world.opts.QueueURL, "WORKFLOW_BUCKET="+c.world.opts.Bucket)
+	// A worker still running when ctx ends is stopped with SIGQUIT, so that
+	// the Go runtime prints where each of its goroutines waits.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) }
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
 }
 
 // killPoint is where a worker dies: right after its nth write, before or
