@@ -83,6 +83,9 @@ func inspectRun(ctx context.Context, env *env, args []string) error {
 	if len(r.Attributes) > 0 {
 		fmt.Fprintf(env.out, "attrs     %s\n", formatAttrs(r.Attributes))
 	}
+	if r.Status == world.StatusQueued && len(events) > 0 {
+		printQueuePosition(ctx, env.out, w, wf.codec, r, events[0])
+	}
 	noteUnreadable(env, unreadable)
 	printSource(env, r)
 	fmt.Fprintf(env.out, "\n%5s  %10s  %-15s %-5s %s\n", "SLOT", "AT", "EVENT", "CALL", "PAYLOAD")

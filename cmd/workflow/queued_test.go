@@ -17,13 +17,20 @@ func TestQueuedRunsAreVisible(t *testing.T) {
 			tw := open(t)
 			limiter := tw.World.(world.Limiter)
 			limit := world.Limit{Workflow: "export", Key: "customer-7", Concurrency: 1}
-			for _, id := range []string{"run-held", "run-waits"} {
+			start := func(id, key string) {
 				run := world.Run{ID: id, Workflow: "export", Status: world.StatusPending, CreatedAt: time.Now()}
-				first := []world.Event{{Type: world.RunCreated, Payload: []byte(`{"workflow":"export","limit":{"key":"customer-7"}}`)}}
+				first := []world.Event{{Type: world.RunCreated, Payload: []byte(`{"workflow":"export","limit":{"key":"` + key + `"}}`)}}
+				limit := limit
+				limit.Key = key
 				if _, err := limiter.StartLimited(t.Context(), run, first, world.Message{RunID: id}, limit); err != nil {
 					t.Fatal(err)
 				}
 			}
+			start("run-held", "customer-7")
+			start("run-waits", "customer-7")
+			start("other-held", "customer-8")
+			start("other-waits", "customer-8")
+			start("run-waits-too", "customer-7")
 			cli := func(args ...string) (string, error) { return cliOn(t.Context(), tw, "", args...) }
 			out, err := cli("inspect", "runs", "--status", "queued")
 			if err != nil || !strings.Contains(out, "run-waits") || strings.Contains(out, "run-held") {
@@ -32,6 +39,18 @@ func TestQueuedRunsAreVisible(t *testing.T) {
 			out, err = cli("inspect", "run", "run-waits")
 			if err != nil || !strings.Contains(out, "status    queued") || !strings.Contains(out, "customer-7") {
 				t.Fatalf("inspect run of a queued run:\n%s%v", out, err)
+			}
+			for id, want := range map[string]string{
+				"run-waits":     `queue     1 of 2 queued under key "customer-7" (0 ahead)`,
+				"run-waits-too": `queue     2 of 2 queued under key "customer-7" (1 ahead)`,
+				"other-waits":   `queue     1 of 1 queued under key "customer-8" (0 ahead)`,
+			} {
+				if out, err := cli("inspect", "run", id); err != nil || !strings.Contains(out, want) {
+					t.Errorf("inspect run %s, want %q:\n%s%v", id, want, out, err)
+				}
+			}
+			if out, _ := cli("inspect", "run", "run-held"); strings.Contains(out, "queue ") {
+				t.Errorf("inspect run of a run holding its slot shows a queue place:\n%s", out)
 			}
 		})
 	}

@@ -66,3 +66,13 @@ func (e *Engine) successorLimit(run world.Run, limit *limitRef) *world.Limit {
 	l.From = run.ID
 	return l
 }
+
+// LimitKey returns the limit key a run's run_created records, and whether
+// the run started under a limit at all.
+func LimitKey(created world.Event) (string, bool, error) {
+	p, err := decodePayload[runCreatedPayload](created)
+	if err != nil || p.Limit == nil {
+		return "", false, err
+	}
+	return p.Limit.Key, true, nil
+}
