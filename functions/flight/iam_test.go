@@ -6,6 +6,7 @@ import (
 	"io"
 	"iter"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,15 +15,13 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdaurl"
-	sdkaws "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/agent"
 	"github.com/lambdaworkflow/workflow/agent/chat"
 	"github.com/lambdaworkflow/workflow/examples/flight"
+	"github.com/lambdaworkflow/workflow/internal/engine"
 	"github.com/lambdaworkflow/workflow/internal/iamcheck"
 	"github.com/lambdaworkflow/workflow/world/aws"
 )
@@ -150,40 +149,31 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 	iamcheck.Check(t, "FlightFunction", rec)
 }
 
-// awaitCompacted waits until the session's run stream is compacted: its
-// object written and its chunk items deleted (the object is written
-// before the stream's head names it, and a read in between still reads
-// the items).
+// awaitCompacted waits until the session's agent stream is compacted:
+// until a read of it, through a World of its own whose calls a probe
+// records, goes to the compacted object rather than the chunk items (the
+// object is written before the stream's head names it, and a read in
+// between still reads the items).
 func awaitCompacted(t *testing.T, ctx context.Context, stack *iamcheck.Stack, session string) {
 	t.Helper()
-	blobs := s3.NewFromConfig(stack.Config, func(o *s3.Options) { o.UsePathStyle = true })
-	table := dynamodb.NewFromConfig(stack.Config)
-	prefix := "streams/runs/" + session + "/"
+	name := engine.RunStream(session, flight.Assistant.Namespace())
 	for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {
-		out, err := blobs.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: &stack.Options.Bucket, Prefix: &prefix})
+		probe := iamcheck.NewRecorder(stack.Names())
+		if _, _, err := stack.World(t, stack.Recorded(probe)).ReadStream(ctx, name, 0); err != nil {
+			t.Fatal(err)
+		}
+		needs, err := probe.Needs()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(out.Contents) > 0 {
-			// streams/<stream name>/<object>; the stream's items are
-			// in partition stream#<stream name>, its head last.
-			key := *out.Contents[0].Key
-			name := key[len("streams/"):strings.LastIndex(key, "/")]
-			items, err := table.Query(ctx, &dynamodb.QueryInput{
-				TableName: &stack.Options.Table, KeyConditionExpression: sdkaws.String("pk = :pk"), ConsistentRead: sdkaws.Bool(true),
-				ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":pk": &ddbtypes.AttributeValueMemberS{Value: "stream#" + name}},
-				Select:                    ddbtypes.SelectCount,
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if items.Count == 1 {
-				return
-			}
+		if slices.ContainsFunc(needs, func(g iamcheck.Grant) bool {
+			return g.Action == "s3:GetObject" && strings.HasPrefix(g.Resource, "${Bucket.Arn}/streams/")
+		}) {
+			return
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("the run's stream was never compacted under %s", prefix)
+			t.Fatalf("the run's stream %s was never compacted", name)
 		case <-time.After(wait):
 		}
 	}
