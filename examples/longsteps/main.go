@@ -6,7 +6,11 @@
 // machine with the stack's outputs in its environment:
 //
 //	WORKFLOW_TABLE=... WORKFLOW_QUEUE_URL=... WORKFLOW_BUCKET=... \
-//	WORKFLOW_LONG_STEP_QUEUE_URL=... go run ./examples/longsteps
+//	WORKFLOW_LONG_STEP_QUEUE_URL=... WORKFLOW_PAYLOAD_KMS_KEY=... go run ./examples/longsteps
+//
+// WORKFLOW_PAYLOAD_KMS_KEY is the stack's PayloadKeyArn: the stack seals
+// its runs, and a Worker without the key cannot run their steps (its
+// credentials need kms:GenerateDataKey and kms:Decrypt on it).
 //
 // It serves the workflows the stack's flow function does (functions/flow:
 // examples/lambdaapp's registry), of the deployment their runs are pinned
@@ -21,6 +25,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/aws/aws-sdk-go-v2/config"
 
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/examples/lambdaapp"
@@ -41,8 +47,13 @@ func main() {
 	}
 	// No MaxInvocation, and a context without a deadline: the Worker's
 	// invocations have no time limit, which is the point of it.
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
 	worker := workflow.NewWorker(w, workflow.WorkerOptions{
 		Registry: lambdaapp.Workflows, Queue: long, Deployment: os.Getenv("WORKFLOW_DEPLOYMENT"),
+		Codec: aws.PayloadCodecFromEnv(cfg), // the stack's key: its runs are sealed
 	})
 	if err := worker.Run(ctx); err != nil {
 		log.Fatal(err)
