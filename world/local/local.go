@@ -75,7 +75,9 @@ func WithClock(c Clock) Option { return func(cfg *config) { cfg.clock = c } }
 // a lease (a hook resume, a cancellation, a child reporting to its
 // parent), Enqueue. A run's end and a stream's chunks, written by the
 // run itself, are fsynced before a read returns them (GetRun, ListRuns,
-// Events, ReadStream). What a run writes for itself (its steps' events,
+// Events, ReadStream; not GetRunUnsynced and ReadStreamUnsynced, the
+// engine's reads at a run's end, which it acts on only by writing here
+// after them). What a run writes for itself (its steps' events,
 // leases, hooks, the queue's receipts and acks) is not fsynced on its own:
 // the WAL keeps a prefix of the commits after a power cut, so the run
 // resumes from an earlier point of its log, as after kill -9 in a step.
