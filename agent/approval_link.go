@@ -34,7 +34,8 @@ type SendApprovalLink func(ctx context.Context, call ToolCall, url string) error
 // link's only credential, its URL on the worker's WebhookBaseURL handed to
 // send. Whichever answers first, the link or [Approve], decides; a call
 // still undecided after expiresAfter (0: never) is denied with
-// [ApprovalExpiredCode].
+// [ApprovalExpiredCode]. If send fails for good (after its step's
+// retries), the call is a fault the model is told of.
 //
 // Opening the link must not decide: mail scanners and previews fetch it.
 // Only a POST of a decision ([ApprovalFromRequest]) counts; the run

@@ -29,7 +29,8 @@ import (
 // POST that does not decide (no valid decision, an edited input that is
 // not JSON, a body over the limit) gets a 400 or 413 page and is not
 // recorded. The pages are not cached, not framed by other sites, and send
-// no Referer.
+// no Referer. A GET costs one read of the hook; a request to another
+// webhook costs that read more than webhook.NewHandler alone.
 func ApprovalLinkHandler(c *workflow.Client, opts ...HandlerOption) http.Handler {
 	cfg := handlerConfig{maxBody: DefaultMaxBodyBytes}
 	for _, o := range opts {

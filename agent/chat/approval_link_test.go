@@ -101,6 +101,11 @@ func serveLinks(t *testing.T, w world.World) (*workflow.Client, *httptest.Server
 // and returns the run and the link it sent.
 func startLinked(t *testing.T, c *workflow.Client, callID string) (*workflow.Run[*agent.Result], string) {
 	t.Helper()
+	links.Lock()
+	delete(links.url, callID) // a run of the same test before, under -count
+	delete(links.sent, callID)
+	delete(links.booked, callID)
+	links.Unlock()
 	run, err := workflow.Start(t.Context(), c, linkFlow, callID)
 	if err != nil {
 		t.Fatal(err)
