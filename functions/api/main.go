@@ -11,37 +11,21 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/examples/lambdaapp"
-	"github.com/lambdaworkflow/workflow/lambda/lambdalog"
+	"github.com/lambdaworkflow/workflow/functions/internal/coldstart"
 	"github.com/lambdaworkflow/workflow/otel"
-	"github.com/lambdaworkflow/workflow/world/aws"
 )
 
 func main() {
-	lambdalog.Setup()
-	if err := otel.SetupFromEnv(context.Background()); err != nil {
-		slog.Error("api: telemetry stays off", "err", err)
-	}
-	w, err := aws.FromEnv(context.Background())
-	if err != nil {
-		slog.Error("api: cannot build the AWS World", "err", err)
-		os.Exit(1)
-	}
-	cfg, err := config.LoadDefaultConfig(context.Background())
-	if err != nil {
-		slog.Error("api: no AWS configuration", "err", err)
-		os.Exit(1)
-	}
+	client, cfg := coldstart.Client("api")
 	token, err := bearerToken(context.Background(), secretsmanager.NewFromConfig(cfg), os.Getenv("API_BEARER_TOKEN_SECRET"))
 	if err != nil {
 		slog.Error("api: no bearer token", "err", err)
 		os.Exit(1)
 	}
-	api := lambdaapp.API(workflow.NewClient(w, workflow.WithPayloadCodec(aws.PayloadCodecFromEnv(cfg))), token)
+	api := lambdaapp.API(client, token)
 	lambda.Start(func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		defer func() { _ = otel.Flush(context.WithoutCancel(ctx)) }()
 		return api(ctx, req)

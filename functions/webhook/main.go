@@ -6,38 +6,20 @@
 package main
 
 import (
-	"context"
-	"log/slog"
 	"net/http"
-	"os"
 
 	"github.com/aws/aws-lambda-go/lambdaurl"
-	"github.com/aws/aws-sdk-go-v2/config"
 
 	"github.com/lambdaworkflow/workflow"
-	"github.com/lambdaworkflow/workflow/lambda/lambdalog"
+	"github.com/lambdaworkflow/workflow/functions/internal/coldstart"
 	"github.com/lambdaworkflow/workflow/otel"
 	"github.com/lambdaworkflow/workflow/webhook"
-	"github.com/lambdaworkflow/workflow/world/aws"
 )
 
 func main() {
-	lambdalog.Setup()
-	if err := otel.SetupFromEnv(context.Background()); err != nil {
-		slog.Error("webhook: telemetry stays off", "err", err)
-	}
-	w, err := aws.FromEnv(context.Background())
-	if err != nil {
-		slog.Error("webhook: cannot build the AWS World", "err", err)
-		os.Exit(1)
-	}
-	cfg, err := config.LoadDefaultConfig(context.Background())
-	if err != nil {
-		slog.Error("webhook: no AWS configuration", "err", err)
-		os.Exit(1)
-	}
 	// A resume of a sealed run seals its payload with the run's key.
-	lambdaurl.Start(otel.FlushAfter(newHandler(workflow.NewClient(w, workflow.WithPayloadCodec(aws.PayloadCodecFromEnv(cfg))))))
+	client, _ := coldstart.Client("webhook")
+	lambdaurl.Start(otel.FlushAfter(newHandler(client)))
 }
 
 // newHandler serves the webhook route and 404s everything else.
