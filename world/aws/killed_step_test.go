@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/lambdaworkflow/workflow"
-	"github.com/lambdaworkflow/workflow/world"
+	"github.com/lambdaworkflow/workflow/internal/crashtest/crashproc"
 )
 
 // TestKilledStepIsNotRedeliveredForever is the AWS World's twin of the
@@ -64,18 +64,7 @@ func TestKilledStepIsNotRedeliveredForever(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	failures := 0
-	for _, ev := range evs {
-		if ev.Type == world.StepRetrying || ev.Type == world.StepFailed {
-			failures++
-			if !strings.Contains(string(ev.Payload), "still running at its deadline") {
-				t.Errorf("slot %d: the failure does not say the attempt outlived its deadline: %s", ev.Slot, ev.Payload)
-			}
-		}
-	}
-	if failures != 3 {
-		t.Fatalf("the log records %d failed attempts, want 3", failures)
-	}
+	crashproc.CheckInterruptedAttempts(t, evs, 3)
 }
 
 // waitForAttempts waits until the doomed step has started n times.
