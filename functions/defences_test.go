@@ -87,23 +87,29 @@ func checkFlowConcurrency(t *testing.T, ctx context.Context, out map[string]stri
 	}
 }
 
-// checkDeadLetterAlarm asserts that the stack's alarm watches the depth of
-// its dead-letter queue, goes off at the first message and notifies the
+// checkDeadLetterAlarm asserts that each of the stack's dead-letter
+// queues (the flow queue's and the long-step queue's) has an alarm that
+// watches its depth, goes off at the first message and notifies the
 // AlarmTopicArn it was deployed with.
 func checkDeadLetterAlarm(t *testing.T, ctx context.Context, out map[string]string) {
 	t.Helper()
-	name := out["DeadLetterAlarmName"]
-	a := describeAlarm(t, ctx, name)
-	queue := lastSegment(out["DeadLetterQueueUrl"])
-	watches := len(a.Dimensions) == 1 && a.Dimensions[0].Name == "QueueName" && a.Dimensions[0].Value == queue
-	if a.Namespace != "AWS/SQS" || a.MetricName != "ApproximateNumberOfMessagesVisible" || !watches {
-		t.Errorf("alarm %s watches %s %s %+v, want AWS/SQS ApproximateNumberOfMessagesVisible of %s", name, a.Namespace, a.MetricName, a.Dimensions, queue)
-	}
-	if a.ComparisonOperator != "GreaterThanThreshold" || a.Threshold != 0 {
-		t.Errorf("alarm %s goes off when %s %v, want above 0", name, a.ComparisonOperator, a.Threshold)
-	}
-	if len(a.AlarmActions) != 1 || a.AlarmActions[0] != alarmTopic {
-		t.Errorf("alarm %s notifies %v, want %s", name, a.AlarmActions, alarmTopic)
+	for alarm, queueURL := range map[string]string{
+		"DeadLetterAlarmName":         "DeadLetterQueueUrl",
+		"LongStepDeadLetterAlarmName": "LongStepDeadLetterQueueUrl",
+	} {
+		name := out[alarm]
+		a := describeAlarm(t, ctx, name)
+		queue := lastSegment(out[queueURL])
+		watches := len(a.Dimensions) == 1 && a.Dimensions[0].Name == "QueueName" && a.Dimensions[0].Value == queue
+		if a.Namespace != "AWS/SQS" || a.MetricName != "ApproximateNumberOfMessagesVisible" || !watches {
+			t.Errorf("alarm %s watches %s %s %+v, want AWS/SQS ApproximateNumberOfMessagesVisible of %s", name, a.Namespace, a.MetricName, a.Dimensions, queue)
+		}
+		if a.ComparisonOperator != "GreaterThanThreshold" || a.Threshold != 0 {
+			t.Errorf("alarm %s goes off when %s %v, want above 0", name, a.ComparisonOperator, a.Threshold)
+		}
+		if len(a.AlarmActions) != 1 || a.AlarmActions[0] != alarmTopic {
+			t.Errorf("alarm %s notifies %v, want %s", name, a.AlarmActions, alarmTopic)
+		}
 	}
 }
 

@@ -52,7 +52,7 @@ func deployStack(t *testing.T, ctx context.Context, root, stack string, env ...s
 		os.RemoveAll(filepath.Join(root, ".aws-sam", "local", stack))
 	})
 	out, logs := deploy(t, ctx, root, stack, env...)
-	want := []string{"WebhookUrl", "TableName", "BucketName", "QueueUrl", "DeadLetterQueueUrl", "FlowFunctionName", "ScheduleGroupName", "DeadLetterAlarmName", "PayloadKeyArn"}
+	want := []string{"WebhookUrl", "TableName", "BucketName", "QueueUrl", "DeadLetterQueueUrl", "FlowFunctionName", "ScheduleGroupName", "DeadLetterAlarmName", "LongStepDeadLetterAlarmName", "PayloadKeyArn"}
 	withAPI := !slices.Contains(env, noExampleAPI)
 	if withAPI {
 		want = append(want, "ApiUrl", "ApiTokenSecret", "FlightUrl")

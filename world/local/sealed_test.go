@@ -45,7 +45,9 @@ func TestSealedRunOnDisk(t *testing.T) {
 		t.Fatalf("result %q, %v", out, err)
 	}
 
-	db, err := sql.Open("sqlite", filepath.Join(dir, "world.db"))
+	// The World is still open and its worker may be writing (a run's end
+	// is followed by its own bookkeeping): wait for its lock as it does.
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "world.db")+"?_pragma=busy_timeout(5000)")
 	if err != nil {
 		t.Fatal(err)
 	}
