@@ -65,6 +65,15 @@ func (w *Worker) Serve(ctx context.Context) error {
 			continue
 		}
 		failing.Progress()
+		if ctx.Err() != nil {
+			// Stopped while taking it (a World may hand a visible message
+			// over on a done context): the message goes to another worker
+			// now; this one, stopped, starts no more work.
+			<-sem
+			w.release(ctx, d)
+			w.inflight.Wait()
+			return nil
+		}
 		w.inflight.Add(1)
 		w.busy.Add(1)
 		go func() {

@@ -33,13 +33,19 @@ var dynamicScenarios = []scenario{
 }
 
 // newDynamicEnv is an env with no worker: the scenario serves its World
-// with workers it starts and stops itself.
+// with workers it starts and stops itself. The scenario ends once they
+// have all stopped: on a shared World, a worker left running would drive
+// the next scenario's runs with this one's code and step implementations.
 func newDynamicEnv(t *testing.T, w world.World) *env {
 	ctx, cancel := context.WithTimeout(t.Context(), scenarioBound)
-	t.Cleanup(cancel)
 	log := &testLog{t: t}
 	t.Cleanup(log.stop)
-	return &env{ctx: ctx, world: w, client: workflow.NewClient(w), log: slog.New(slog.NewTextHandler(log, nil))}
+	e := &env{ctx: ctx, world: w, client: workflow.NewClient(w), log: slog.New(slog.NewTextHandler(log, nil))}
+	t.Cleanup(func() {
+		cancel()
+		e.served.Wait()
+	})
+	return e
 }
 
 // serve runs a worker that executes dynamic runs until the returned stop
@@ -48,10 +54,10 @@ func (e *env) serve(opts workflow.WorkerOptions) (stop func()) {
 	opts.DynamicWorkflows, opts.Logger = true, e.log
 	ctx, cancel := context.WithCancel(e.ctx)
 	done := make(chan struct{})
-	go func() {
+	e.served.Go(func() {
 		defer close(done)
 		_ = workflow.NewWorker(e.world, opts).Run(ctx)
-	}()
+	})
 	var once sync.Once
 	stop = func() { once.Do(func() { cancel(); <-done }) }
 	context.AfterFunc(e.ctx, stop)

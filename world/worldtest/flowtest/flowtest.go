@@ -98,8 +98,9 @@ type env struct {
 	ctx    context.Context
 	world  world.World
 	client *workflow.Client
-	log    *slog.Logger // to the test, for the scenario's own workers
-	warns  *ceilingLog  // if set, counts the workers' warnings of a nearly full log
+	log    *slog.Logger   // to the test, for the scenario's own workers
+	warns  *ceilingLog    // if set, counts the workers' warnings of a nearly full log
+	served sync.WaitGroup // the workers a dynamic scenario serves with (dynamic.go)
 }
 
 func (e *env) ceilingWarnings() int {
