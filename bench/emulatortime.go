@@ -70,3 +70,46 @@ func emulatorMs(calls []faultproxy.Timed) map[string]float64 {
 	}
 	return out
 }
+
+// lessEmulator is the clock of a metric reported less the emulator's
+// overrun: the same span as the metric it follows.
+const lessEmulator = "as the metric without _net, less the time in it some call ran past its modelled latency because the emulator had not answered"
+
+// netClock keeps a phase's spans so that each can also be reported less
+// the emulator's overrun in it, on a World behind the latency proxy.
+type netClock struct {
+	stop  func() []faultproxy.Timed // nil: the World passes no proxy
+	spans [][2]time.Time
+}
+
+// netClock starts timing the calls of the World under test.
+func (s *suite) netClock() *netClock {
+	c := &netClock{}
+	if sdk, ok := s.e.(*sdkEngine); ok {
+		if t, ok := sdk.w.(callTimer); ok {
+			c.stop = t.TimeCalls()
+		}
+	}
+	return c
+}
+
+// span records one sample's span.
+func (c *netClock) span(from, to time.Time) {
+	if c.stop != nil {
+		c.spans = append(c.spans, [2]time.Time{from, to})
+	}
+}
+
+// net stops timing and returns every span less the emulator's overrun in
+// it; nil when the World passes no proxy.
+func (c *netClock) net() []time.Duration {
+	if c.stop == nil {
+		return nil
+	}
+	calls := c.stop()
+	out := make([]time.Duration, 0, len(c.spans))
+	for _, sp := range c.spans {
+		out = append(out, sp[1].Sub(sp[0])-emulatorOverrun(calls, sp[0], sp[1]))
+	}
+	return out
+}

@@ -13,10 +13,10 @@ import (
 
 // MetricOrder is the order of the table's rows.
 var MetricOrder = []string{
-	"ttfs", "stso", "seq_wall",
-	"long_stso_1_20", "long_stso_101_120", "long_stso_1001_1020", "long_overhead", "long_wall",
-	"fan_first", "fan_last", "fan_join", "fan_wall",
-	"ttr", "resume_call", "crowd_1", "crowd_100",
+	"ttfs", "ttfs_net", "stso", "seq_wall",
+	"long_stso_1_20", "long_stso_101_120", "long_stso_1001_1020", "long_overhead", "long_wall", "long_wall_net",
+	"fan_first", "fan_last", "fan_join", "fan_join_net", "fan_wall",
+	"ttr", "ttr_net", "resume_call", "crowd_1", "crowd_100",
 	"history_ttr_10", "history_ttr_1000", "history_ttr_10000",
 	"history_stso_10", "history_stso_1000", "history_stso_10000",
 	"history_ttr_net_10", "history_ttr_net_1000", "history_ttr_net_10000",
@@ -26,6 +26,7 @@ var MetricOrder = []string{
 
 var shortLabels = map[string]string{
 	"ttfs":                   "TTFS (5-step)",
+	"ttfs_net":               "TTFS, less emulator",
 	"stso":                   "STSO (5-step)",
 	"seq_wall":               "5-step run, wall",
 	"long_stso_1_20":         "STSO steps 1–20",
@@ -33,11 +34,14 @@ var shortLabels = map[string]string{
 	"long_stso_1001_1020":    "STSO steps 1,001–1,020",
 	"long_overhead":          "1,020 steps, wall − in-step",
 	"long_wall":              "1,020 steps, wall",
+	"long_wall_net":          "1,020 steps, wall, less emulator",
 	"fan_first":              "Fan-out: first start",
 	"fan_last":               "Fan-out: last start (TTLS)",
 	"fan_join":               "Fan-out: join",
+	"fan_join_net":           "Fan-out: join, less emulator",
 	"fan_wall":               "Fan-out run, wall",
 	"ttr":                    "TTR (after 1 s idle)",
+	"ttr_net":                "TTR, less emulator",
 	"resume_call":            "ResumeHook call",
 	"crowd_1":                "Responding hook, 1 caller",
 	"crowd_100":              "Responding hook, 100 callers",

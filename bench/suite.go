@@ -308,6 +308,7 @@ func (s *suite) warmup() error {
 // sequential: TTFS and STSO on the five-step workflow.
 func (s *suite) sequential() error {
 	var ttfs, stso, wall []time.Duration
+	clock := s.netClock()
 	for range s.cfg.SeqRuns {
 		st, end, err := s.runToEnd(s.seq(s.cfg.SeqSteps, s.cfg.Work), time.Minute)
 		if err != nil {
@@ -318,6 +319,7 @@ func (s *suite) sequential() error {
 			return err
 		}
 		ttfs = append(ttfs, first.Sub(st.t0))
+		clock.span(st.t0, first)
 		gaps, err := s.gaps(st.id, 1, s.cfg.SeqSteps)
 		if err != nil {
 			return err
@@ -327,6 +329,7 @@ func (s *suite) sequential() error {
 		Samples.Forget(st.id)
 	}
 	s.res.add("ttfs", "Time to first step (5-step workflow)", "start called → first line of step 1", ttfs)
+	s.res.add("ttfs_net", "Time to first step, less the emulator's overrun", lessEmulator, clock.net())
 	s.res.add("stso", "Step-to-step overhead (5-step workflow)", "last line of step i → first line of step i+1", stso)
 	s.res.add("seq_wall", "5-step workflow, wall time", "start called → result returned (includes simulated work)", wall)
 	return nil
@@ -354,6 +357,7 @@ func (s *suite) long() error {
 	windows := [][2]int{{1, 20}, {101, 120}, {1001, 1020}}
 	gaps := make([][]time.Duration, len(windows))
 	var wall, overhead []time.Duration
+	clock := s.netClock()
 	for range s.cfg.LongRuns {
 		st, end, err := s.runToEnd(s.seq(s.cfg.LongSteps, s.cfg.LongWork), 30*time.Minute)
 		if err != nil {
@@ -378,6 +382,7 @@ func (s *suite) long() error {
 			inSteps += b.Sub(a)
 		}
 		wall = append(wall, end.Sub(st.t0))
+		clock.span(st.t0, end)
 		overhead = append(overhead, end.Sub(st.t0)-inSteps)
 		Samples.Forget(st.id)
 	}
@@ -388,6 +393,7 @@ func (s *suite) long() error {
 	if s.cfg.LongSteps == 1020 {
 		s.res.add("long_wall", "1,020-step run, wall time", "start called → result returned (includes simulated work)", wall)
 		s.res.add("long_overhead", "1,020-step run, wall time less in-step time", "start → result, minus every step's first line → last line", overhead)
+		s.res.add("long_wall_net", "1,020-step run, wall time less the emulator's overrun", lessEmulator, clock.net())
 	}
 	return nil
 }
@@ -404,6 +410,7 @@ func (s *suite) span(runID string, i int) (start, end time.Time, err error) {
 // fanout: 64 one-step branches started together.
 func (s *suite) fanout() error {
 	var first, last, join, wall []time.Duration
+	clock := s.netClock()
 	for range s.cfg.FanRuns {
 		st, end, err := s.runToEnd(s.fan(s.cfg.Branches, s.cfg.Work), 3*time.Minute)
 		if err != nil {
@@ -432,12 +439,14 @@ func (s *suite) fanout() error {
 		first = append(first, minStart.Sub(st.t0))
 		last = append(last, maxStart.Sub(st.t0))
 		join = append(join, joined.Sub(maxEnd))
+		clock.span(maxEnd, joined)
 		wall = append(wall, end.Sub(st.t0))
 		Samples.Forget(st.id)
 	}
 	s.res.add("fan_first", "Fan-out 64: first branch starts", "start called → first line of the earliest branch", first)
 	s.res.add("fan_last", "Fan-out 64: slowest branch starts (TTLS)", "start called → first line of the latest branch", last)
 	s.res.add("fan_join", "Fan-out 64: join", "last line of the slowest branch → code after the join", join)
+	s.res.add("fan_join_net", "Fan-out 64: join, less the emulator's overrun", lessEmulator, clock.net())
 	s.res.add("fan_wall", "Fan-out 64, wall time", "start called → result returned (includes simulated work)", wall)
 	return nil
 }
@@ -447,6 +456,7 @@ func (s *suite) resume() error {
 	var ttr, call []time.Duration
 	var cycles []map[string]int64
 	var cycleUnits []awsworld.RequestUnits
+	clock := s.netClock()
 	for range s.cfg.ResumeRuns {
 		st, err := s.startRun(func(ctx context.Context, id string) (Wait, error) {
 			return s.e.Resumable(ctx, id, s.cfg.Resumes, s.cfg.Work)
@@ -461,6 +471,7 @@ func (s *suite) resume() error {
 				break
 			}
 			ttr, call = append(ttr, t.ttr), append(call, t.call)
+			clock.span(t.t0, t.t0.Add(t.ttr))
 			if t.calls != nil {
 				cycles, cycleUnits = append(cycles, t.calls), append(cycleUnits, t.units)
 			}
@@ -475,6 +486,7 @@ func (s *suite) resume() error {
 		}
 	}
 	s.res.add("ttr", "Time to resume (after 1 s idle on a hook)", "resume called → first line of the next step", ttr)
+	s.res.add("ttr_net", "Time to resume, less the emulator's overrun", lessEmulator, clock.net())
 	s.res.add("resume_call", "Resume call latency", "resume called → returned (payload durably recorded)", call)
 	if s.res.Costs != nil && len(cycles) > 0 {
 		s.res.Costs.PerResume = averageCalls(cycles)
@@ -487,6 +499,7 @@ func (s *suite) resume() error {
 // took, and the API calls and DynamoDB request units of the whole cycle
 // on a World that counts them.
 type ttrSample struct {
+	t0        time.Time // the resume's call
 	ttr, call time.Duration
 	calls     map[string]int64
 	units     awsworld.RequestUnits
@@ -514,7 +527,7 @@ func (s *suite) resumeOnce(ctx context.Context, id string, i int) (ttrSample, er
 	if err != nil {
 		return out, err
 	}
-	out.ttr, out.call = next.Sub(t0), returned.Sub(t0)
+	out.t0, out.ttr, out.call = t0, next.Sub(t0), returned.Sub(t0)
 	if s.calls != nil {
 		// Let the cycle settle (the step's result written, the next
 		// hook claimed, the run suspended) before counting.
