@@ -24,8 +24,10 @@ import (
 // code and format. A log written today must replay tomorrow.
 //
 // golden-attributes-dropped-at-end.json was recorded by code that dropped
-// attributes set right before the workflow returned; it stays to prove
-// such logs replay on the code that keeps them.
+// attributes set right before the workflow returned, and
+// golden-late-child-dropped-at-end.json by code that never started a child
+// started right before; they stay to prove such logs replay on the code
+// that keeps them.
 //
 // go test -run TestGoldenLogs -update re-records them. Do that only for a
 // new scenario: re-recording an old log hides the very break it guards
@@ -79,6 +81,9 @@ var goldenScenarios = map[string]func(t *testing.T, env *workflowtest.Env) []str
 	"child": func(t *testing.T, env *workflowtest.Env) []string {
 		parent := finish(t, workflowtest.Start(env, goldenChild, "c-1", workflow.WithRunID("golden-child")))
 		return append(parent, "golden-child-1")
+	},
+	"late child": func(t *testing.T, env *workflowtest.Env) []string {
+		return finish(t, workflowtest.Start(env, goldenLateChild, "l-1", workflow.WithRunID("golden-late-child")))
 	},
 	"patched": func(t *testing.T, env *workflowtest.Env) []string {
 		return finish(t, workflowtest.Start(env, goldenPatched, 7, workflow.WithRunID("golden-patched")))

@@ -134,6 +134,17 @@ var goldenChild = workflow.Define("golden.child", func(ctx workflow.Context, ord
 	return "child " + child.RunID(ctx) + ": " + receipt, err
 })
 
+// goldenLateChild starts a child as the last thing it does, without
+// waiting for it.
+var goldenLateChild = workflow.Define("golden.lateChild", func(ctx workflow.Context, order string) (int, error) {
+	n, err := goldenDouble.Call(ctx, len(order))
+	if err != nil {
+		return 0, err
+	}
+	goldenRetry.StartChild(ctx, strings.ToUpper(order))
+	return n, nil
+})
+
 // goldenAttributes records attributes, some drawn from the run's
 // deterministic random source, and feeds them to a step.
 var goldenAttributes = workflow.Define("golden.attributes", func(ctx workflow.Context, customer string) (int, error) {

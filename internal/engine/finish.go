@@ -13,7 +13,9 @@ import (
 
 // finish records the run's end: its result, or why it failed.
 func (inv *invocation) finish() error {
-	inv.bufferLastPass()
+	if err := inv.bufferLastPass(); err != nil {
+		return err
+	}
 	failure := inv.fatal
 	if failure == nil {
 		failure = inv.failure

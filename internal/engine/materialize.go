@@ -55,15 +55,18 @@ func (inv *invocation) materialize() error {
 // bufferLastPass buffers what the workflow did in its last pass that
 // materialize has not seen, because the workflow returned: the creation
 // and start of the steps it started (the log holds every attempt that
-// began) and the attributes it set, which the run's end writes with it.
-// Logs written before attributes were kept here end without them and
-// still replay: a run that returned is not held to a call that does not
-// block.
-func (inv *invocation) bufferLastPass() {
+// began), the attributes it set, which the run's end writes with it, and
+// the children it started without waiting for them, which start now.
+// Logs written before attributes and children were kept here end without
+// them and still replay: a run that returned is not held to a call that
+// does not block.
+func (inv *invocation) bufferLastPass() error {
 	for _, op := range inv.ops {
 		switch {
-		case op.Kind == OpAttrs && !op.buffered:
-			inv.bufferAttributes(op)
+		case (op.Kind == OpAttrs || op.Kind == OpChild) && !op.buffered:
+			if err := inv.create(op); err != nil {
+				return err
+			}
 			op.buffered = true
 		case !op.step.startedAt.IsZero():
 			if !op.buffered {
@@ -73,6 +76,7 @@ func (inv *invocation) bufferLastPass() {
 			inv.bufferStarted(op)
 		}
 	}
+	return nil
 }
 
 func (inv *invocation) create(op *Op) error {

@@ -91,6 +91,7 @@ var scenarios = []scenario{
 	{"WarmInstances", warmInstances},
 	{"WarmStateOutlivesACrash", warmStateOutlivesACrash},
 	{"AttributesSetJustBeforeReturn", attributesSetJustBeforeReturn},
+	{"ChildStartedJustBeforeReturn", childStartedJustBeforeReturn},
 }
 
 // env is one scenario's World, client and worker.
