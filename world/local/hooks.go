@@ -47,7 +47,7 @@ func expired(h world.Hook, now time.Time) bool {
 
 // GetHook implements world.Store.
 func (w *World) GetHook(ctx context.Context, token string) (world.Hook, error) {
-	h, err := scanHook(w.rs.hook.QueryRowContext(ctx, token))
+	h, err := scanHook(w.rs.hook.QueryRowContext(readContext(ctx), token))
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && expired(h, w.clock.Now())) {
 		return world.Hook{}, fmt.Errorf("hook: %w", world.ErrHookNotFound)
 	}

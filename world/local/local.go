@@ -122,6 +122,9 @@ type World struct {
 	queueOnce sync.Once
 	queueLock *os.File // the directory's queue lock, once this World receives
 	queueErr  error
+
+	nextVisible visibleHint // the queue's, as the last take found it
+	taken       *noted      // a take not written yet (queue.go); guarded by wmu
 }
 
 var _ world.World = (*World)(nil)
@@ -276,7 +279,7 @@ func (w *World) transact(f func(s *writeStmts) error) error {
 	if _, err := w.ws.begin.Exec(); err != nil {
 		return err
 	}
-	if err := f(&w.ws); err != nil {
+	if err := errors.Join(w.writeTaken(&w.ws), f(&w.ws)); err != nil {
 		_, rbErr := w.ws.rollback.Exec()
 		return errors.Join(err, rbErr)
 	}
@@ -284,6 +287,7 @@ func (w *World) transact(f func(s *writeStmts) error) error {
 		_, rbErr := w.ws.rollback.Exec()
 		return errors.Join(err, rbErr)
 	}
+	w.taken = nil
 	w.dur.committed.Add(1)
 	w.ckpt.committed()
 	return nil

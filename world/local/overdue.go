@@ -23,7 +23,7 @@ func dueAtCreation(run world.Run, now time.Time) any {
 // OverdueRuns implements world.Overdue with one query on the partial
 // index of runs with a due time.
 func (w *World) OverdueRuns(ctx context.Context, before, now time.Time, limit int) ([]world.OverdueRun, error) {
-	rows, err := w.rdb.QueryContext(ctx, `SELECT id, next_slot - 1, due_at, coalesce(requeued_slot = next_slot - 1, 0)
+	rows, err := w.rdb.QueryContext(readContext(ctx), `SELECT id, next_slot - 1, due_at, coalesce(requeued_slot = next_slot - 1, 0)
 		FROM runs INDEXED BY runs_due
 		WHERE due_at IS NOT NULL AND due_at < ?1 AND finished = 0 AND (lease_owner IS NULL OR lease_until <= ?2)
 		ORDER BY due_at LIMIT ?3`, before.UnixNano(), now.UnixNano(), limit)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/lambdaworkflow/workflow/world"
@@ -56,21 +57,20 @@ func (w *World) Receive(ctx context.Context, visibility time.Duration) (world.De
 	}
 	var d world.Delivery
 	err := w.await(ctx, queueTopic, func() (bool, time.Time, error) {
+		if next, known := w.nextVisible.get(&w.signals); known && (next.IsZero() || w.clock.Now().Before(next)) {
+			return false, next, nil // nothing due: sleep until next or a firing
+		}
+		fired := w.signals.queueFired.Load() // before the take: a write after it fires again
 		var (
 			got  bool
-			next sql.NullInt64
+			next time.Time
+			err  error
 		)
-		err := w.write(func(s *writeStmts) error {
-			now := w.clock.Now()
-			var err error
-			d, err = scanDelivery(s.take.QueryRow(now.Add(visibility).UnixNano(), now.UnixNano()))
-			if errors.Is(err, sql.ErrNoRows) {
-				return s.nextVisible.QueryRow().Scan(&next)
-			}
-			got = err == nil
-			return err
-		})
-		return got, timeCol(next), err
+		d, got, next, err = w.take(visibility)
+		if err == nil {
+			w.nextVisible.set(fired, next)
+		}
+		return got, next, err
 	})
 	if err != nil {
 		return world.Delivery{}, fmt.Errorf("receive: %w", err)
@@ -78,14 +78,108 @@ func (w *World) Receive(ctx context.Context, visibility time.Duration) (world.De
 	return d, nil
 }
 
-func scanDelivery(row scanner) (world.Delivery, error) {
+// take takes the earliest visible message, if any, and returns when the
+// next one becomes visible (zero: none queued).
+//
+// The take is not written by a transaction of its own: it is noted
+// (World.taken) and written by the World's next write (transact), which
+// on the worker's path is the run's lease, in the same commit. Until then
+// only this World could take the message again, and a take while one is
+// noted writes it first. A receipt is not acknowledged to anyone: lost
+// with the process, the message is still due and is delivered again, as a
+// message taken and not acked is once claimQueue releases it.
+func (w *World) take(visibility time.Duration) (d world.Delivery, got bool, next time.Time, err error) {
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
+	now := w.clock.Now()
+	hidden := now.Add(visibility)
+	if w.taken != nil { // write it first, as a take in a transaction
+		var nextNs sql.NullInt64
+		err = w.transact(func(s *writeStmts) error {
+			var err error
+			d, err = scanDelivery(s.take.QueryRow(hidden.UnixNano(), now.UnixNano()))
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+			got = err == nil
+			return s.nextVisible.QueryRow().Scan(&nextNs)
+		})
+		return d, got, timeCol(nextNs), err
+	}
+	var others sql.NullInt64
+	d, err = scanDelivery(w.ws.peek.QueryRow(now.UnixNano()), &others)
+	if errors.Is(err, sql.ErrNoRows) {
+		var nextNs sql.NullInt64
+		err = w.ws.nextVisible.QueryRow().Scan(&nextNs)
+		return d, false, timeCol(nextNs), err
+	}
+	if err != nil {
+		return d, false, time.Time{}, err
+	}
+	id, _ := receiptID(d)
+	d.Attempt++
+	w.taken = &noted{id: id, visibleAt: hidden.UnixNano(), attempt: d.Attempt}
+	next = hidden
+	if at := timeCol(others); !at.IsZero() && at.Before(next) {
+		next = at
+	}
+	return d, true, next, nil
+}
+
+// noted is a take not yet written: the message's new visibility and
+// delivery count.
+type noted struct {
+	id, visibleAt int64
+	attempt       int
+}
+
+// writeTaken writes the noted take, in the caller's transaction.
+func (w *World) writeTaken(s *writeStmts) error {
+	if w.taken == nil {
+		return nil
+	}
+	_, err := s.markTaken.Exec(w.taken.visibleAt, w.taken.attempt, w.taken.id)
+	return err
+}
+
+// visibleHint remembers when the queue's next message becomes visible, as
+// the last take found it, so that the worker's next Receive, right after
+// it took a message, sleeps without a write transaction of its own: that
+// empty take held the writer while the delivery it had just handed out
+// took its run's lease. The hint stands until queueTopic fires, which
+// every write that queues a message or makes one visible again does
+// (another process's writes fire every topic); takes and acks only make
+// the next message later, so a hint is at worst early, which costs a take.
+type visibleHint struct {
+	mu    sync.Mutex
+	fired uint64    // signals.queueFired when the take began
+	next  time.Time // zero: the queue held nothing
+	valid bool
+}
+
+func (h *visibleHint) set(fired uint64, next time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.fired, h.next, h.valid = fired, next, true
+}
+
+// get returns the next visible time if nothing has fired since the take
+// that found it (zero: no message at all), and whether it knows it.
+func (h *visibleHint) get(s *signals) (time.Time, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.next, h.valid && h.fired == s.queueFired.Load()
+}
+
+// scanDelivery scans a message's row, and the extra columns after it.
+func scanDelivery(row scanner, extra ...any) (world.Delivery, error) {
 	var (
 		d         world.Delivery
 		id        int64
 		deliverAt sql.NullInt64
 		dedupKey  sql.NullString
 	)
-	if err := row.Scan(&id, &d.RunID, &deliverAt, &dedupKey, &d.Attempt); err != nil {
+	if err := row.Scan(append([]any{&id, &d.RunID, &deliverAt, &dedupKey, &d.Attempt}, extra...)...); err != nil {
 		return world.Delivery{}, err
 	}
 	d.Receipt, d.DeliverAt, d.DedupKey = strconv.FormatInt(id, 10), timeCol(deliverAt), dedupKey.String

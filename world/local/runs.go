@@ -122,7 +122,7 @@ func (w *World) GetRun(ctx context.Context, id string) (world.Run, error) {
 // GetRunUnsynced implements world.UnsyncedReader: GetRun without waiting
 // for a run's end to be durable (WithFullSync).
 func (w *World) GetRunUnsynced(ctx context.Context, id string) (world.Run, error) {
-	r, err := scanRun(w.rs.run.QueryRowContext(ctx, id))
+	r, err := scanRun(w.rs.run.QueryRowContext(readContext(ctx), id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return world.Run{}, fmt.Errorf("run %s: %w", id, world.ErrRunNotFound)
 	}
@@ -191,7 +191,7 @@ func (w *World) ListRuns(ctx context.Context, f world.RunFilter) (world.RunPage,
 	q += " ORDER BY seq DESC LIMIT ?"
 	args = append(args, limit+1)
 
-	rows, err := w.rdb.QueryContext(ctx, q, args...)
+	rows, err := w.rdb.QueryContext(readContext(ctx), q, args...)
 	if err != nil {
 		return world.RunPage{}, fmt.Errorf("list runs: %w", err)
 	}
@@ -337,7 +337,7 @@ func refusedAppend(s *writeStmts, owner, runID string, from int64) ([]world.Even
 
 // Events implements world.Store.
 func (w *World) Events(ctx context.Context, runID string, after int64) ([]world.Event, error) {
-	rows, err := w.rs.events.QueryContext(ctx, runID, after)
+	rows, err := w.rs.events.QueryContext(readContext(ctx), runID, after)
 	if err != nil {
 		return nil, fmt.Errorf("events of run %s: %w", runID, err)
 	}
@@ -348,7 +348,7 @@ func (w *World) Events(ctx context.Context, runID string, after int64) ([]world.
 	if err == nil && len(evs) == 0 {
 		// No events: tell an empty log from a missing run.
 		var one int
-		err = w.rs.runExists.QueryRowContext(ctx, runID).Scan(&one)
+		err = w.rs.runExists.QueryRowContext(readContext(ctx), runID).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
 			err = world.ErrRunNotFound
 		}

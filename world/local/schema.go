@@ -189,7 +189,7 @@ type writeStmts struct {
 
 	hookByToken, putHook, deleteHook, disposeHook *sql.Stmt
 
-	enqueue, take, nextVisible, ack, release, releaseInflight *sql.Stmt
+	enqueue, take, peek, markTaken, nextVisible, ack, release, releaseInflight *sql.Stmt
 
 	streamState, putStreamLength, insertChunk, closeStream *sql.Stmt
 
@@ -270,6 +270,12 @@ func (s *writeStmts) prepare(ctx context.Context, conn *sql.Conn) error {
 		&s.take: `UPDATE queue SET visible_at = ?1, attempt = attempt + 1
 			WHERE id = (SELECT id FROM queue WHERE visible_at <= ?2 ORDER BY visible_at, id LIMIT 1)
 			RETURNING id, run_id, deliver_at, dedup_key, attempt`,
+		// The earliest visible message, to take without a write (queue.go's
+		// take), and when the next of the others becomes visible.
+		&s.peek: `SELECT id, run_id, deliver_at, dedup_key, attempt,
+				(SELECT min(visible_at) FROM queue WHERE id <> q.id)
+			FROM queue q WHERE visible_at <= ?1 ORDER BY visible_at, id LIMIT 1`,
+		&s.markTaken:   `UPDATE queue SET visible_at = ?1, attempt = ?2 WHERE id = ?3`,
 		&s.nextVisible: `SELECT min(visible_at) FROM queue`,
 		&s.ack:         `DELETE FROM queue WHERE id = ?`,
 		// Only the latest delivery (same attempt) of a message releases it.
@@ -287,7 +293,8 @@ func (s *writeStmts) prepare(ctx context.Context, conn *sql.Conn) error {
 
 const hookColumns = `token, run_id, correlation_id, kind, metadata, created_at, disposed, retain_until`
 
-// readStmts are prepared on the read pool.
+// readStmts are prepared on the read pool. Every statement on that pool
+// runs under readContext.
 type readStmts struct {
 	run, runExists, events, nextSlot *sql.Stmt
 	hook                             *sql.Stmt

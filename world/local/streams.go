@@ -67,11 +67,11 @@ func (w *World) ReadStreamUnsynced(ctx context.Context, name string, from int64)
 	// The closed flag is read first: a stream closed by then has all its
 	// chunks in place for the read that follows, so closed is never
 	// reported with chunks missing.
-	_, closed, err := streamState(w.rs.streamState.QueryRowContext(ctx, name))
+	_, closed, err := streamState(w.rs.streamState.QueryRowContext(readContext(ctx), name))
 	if err != nil {
 		return nil, false, fmt.Errorf("read stream %s: %w", name, err)
 	}
-	rows, err := w.rs.chunks.QueryContext(ctx, name, max(from, 0))
+	rows, err := w.rs.chunks.QueryContext(readContext(ctx), name, max(from, 0))
 	if err != nil {
 		return nil, false, fmt.Errorf("read stream %s: %w", name, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -26,6 +27,9 @@ func streamTopic(name string) topic { return topic{streamKind, name} }
 type signals struct {
 	mu      sync.Mutex
 	waiting map[topic]*signal
+	// queueFired counts the firings of queueTopic (and of every topic):
+	// each follows a write that may have made a message visible sooner.
+	queueFired atomic.Uint64
 }
 
 // signal is closed when its topic next fires; waiters counts its holders so
@@ -60,6 +64,7 @@ func (s *signals) watch(t topic) (<-chan struct{}, func()) {
 
 // fireAll wakes every waiter on every topic.
 func (s *signals) fireAll() {
+	s.queueFired.Add(1)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for t, sig := range s.waiting {
@@ -69,6 +74,9 @@ func (s *signals) fireAll() {
 }
 
 func (s *signals) fire(t topic) {
+	if t == queueTopic {
+		s.queueFired.Add(1)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if sig := s.waiting[t]; sig != nil {
@@ -113,6 +121,17 @@ func (w *World) sleep(ctx context.Context, fired <-chan struct{}, wake time.Time
 	}
 	return nil
 }
+
+// readContext is ctx without its cancellation, for a statement on the
+// reader pool. Given a cancellable context, database/sql and the driver
+// each start a goroutine per statement to watch it, two goroutines for a
+// read that takes microseconds: hundreds of them were alive at once while
+// a worker took a thousand runs, each with its stack, and a wake-up each
+// on the path to a run's first step. A read never waits on the writer in
+// WAL mode (the checkpointer's PASSIVE checkpoint holds no reader off),
+// so there is nothing to cancel: a caller whose context ends gets its
+// answer and a waiter still returns at once (sleep).
+func readContext(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
 
 // slotCache remembers the last slot of the runs this World appends to, so
 // that WaitEvents can check a wait without a query: a live invocation's
@@ -163,7 +182,7 @@ func (w *World) WaitEvents(ctx context.Context, runID string, after int64) error
 			return last > after, time.Time{}, nil
 		}
 		var next int64
-		err := w.rs.nextSlot.QueryRowContext(ctx, runID).Scan(&next)
+		err := w.rs.nextSlot.QueryRowContext(readContext(ctx), runID).Scan(&next)
 		if errors.Is(err, sql.ErrNoRows) {
 			return false, time.Time{}, nil // the run may yet be created
 		}
@@ -174,7 +193,7 @@ func (w *World) WaitEvents(ctx context.Context, runID string, after int64) error
 // WaitStream implements world.Notifier.
 func (w *World) WaitStream(ctx context.Context, name string, from int64) error {
 	return w.await(ctx, streamTopic(name), func() (bool, time.Time, error) {
-		length, closed, err := streamState(w.rs.streamState.QueryRowContext(ctx, name))
+		length, closed, err := streamState(w.rs.streamState.QueryRowContext(readContext(ctx), name))
 		return closed || length > from, time.Time{}, err
 	})
 }
