@@ -161,8 +161,8 @@ func (e *Engine) Process(ctx context.Context, runID string) error {
 	if run.Status == world.StatusQueued {
 		return nil // waiting for a slot: the release that frees one queues it
 	}
-	if !run.Status.Terminal() && run.Inbox == 0 && e.idle.unchanged(runID, run.LastSlot) {
-		return nil // nothing new since this process suspended the run
+	if run.Inbox == 0 && e.idle.unchanged(runID, run.LastSlot) {
+		return nil // nothing new since this process suspended the run, or saw its end through
 	}
 	if e.MaxInvocation > 0 {
 		var cancel context.CancelFunc
@@ -186,7 +186,11 @@ func (e *Engine) Process(ctx context.Context, runID string) error {
 		if err != nil {
 			return err
 		}
-		return inv.afterFinish(events)
+		if err := inv.afterFinish(events); err != nil {
+			return err
+		}
+		e.idle.mark(runID, run.LastSlot)
+		return nil
 	}
 	err = e.processLeased(ctx, inv, warm != nil, early)
 	if errors.Is(err, errWarmStale) {

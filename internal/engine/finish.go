@@ -44,13 +44,18 @@ func (inv *invocation) finish() error {
 	if err := inv.flush(); err != nil {
 		return err
 	}
-	return inv.afterFinish(nil)
+	if err := inv.afterFinish(nil); err != nil {
+		return err
+	}
+	inv.e.idle.mark(inv.run.ID, inv.lastSlot.Load())
+	return nil
 }
 
 // afterFinish releases what a finished run still holds, has the World
 // expire it with its streams (world.Expirer), and reports to its parent
 // (or, for a continued run, starts its successor, which reports instead). It runs after the terminal event is written and again on any
-// later delivery for the run, so each action is idempotent. events, if
+// later delivery for the run until it returns without error in this
+// process (Process skips it then: idleRuns), so each action is idempotent. events, if
 // given, is the run's whole log; otherwise the invocation's own state is
 // used, and its hooks were released before the end was written. It reads
 // the run and its stream index unsynced (world.UnsyncedReader): it acts on

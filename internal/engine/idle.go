@@ -8,10 +8,14 @@ const maxIdleRuns = 10_000
 
 // idleRuns remembers, per run, the last slot of its log when an invocation
 // in this process suspended it with nothing scheduled (no timer, no retry
-// due): only a new event can move such a run on. A delivery that finds
-// the log still ending there (a duplicate, or one of a burst of resumes an
+// due), or saw its end through (afterFinish done): only a new event or a
+// message in its inbox can move such a run on. A delivery that finds the
+// log still ending there (a duplicate, or one of a burst of resumes an
 // earlier invocation already took in) has nothing to act on, and is
-// dropped after one run read instead of reading and replaying the log.
+// dropped after one run read instead of reading and replaying the log or,
+// for an ended run, closing every stream it had again: after a hundred
+// callers of one responding hook, the wake-ups left in the queue would
+// each close the hundred reply streams.
 type idleRuns struct {
 	mu   sync.Mutex
 	slot map[string]int64

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"sync"
 
 	"github.com/lambdaworkflow/workflow/world"
 )
@@ -62,11 +63,31 @@ func closeStreams(ctx context.Context, w world.Streams, runID string, replies []
 	for _, r := range replies {
 		names[ReplyStream(r)] = true
 	}
-	var errs []error
 	closed := []string{index}
 	for name := range names {
-		errs = append(errs, w.CloseStream(ctx, name))
 		closed = append(closed, name)
 	}
-	return closed, errors.Join(errs...)
+	return closed, closeAll(ctx, w, closed[1:])
+}
+
+// closingAtOnce bounds how many streams closeAll closes at once: a run
+// that answered a hundred callers has a hundred reply streams, each a
+// round trip or two on a remote World.
+const closingAtOnce = 8
+
+// closeAll closes names, closingAtOnce at a time, and returns every
+// failure.
+func closeAll(ctx context.Context, w world.Streams, names []string) error {
+	errs := make([]error, len(names))
+	sem := make(chan struct{}, closingAtOnce)
+	var wg sync.WaitGroup
+	for i, name := range names {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			errs[i] = w.CloseStream(ctx, name)
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }

@@ -154,10 +154,25 @@ func (w *Worker) release(ctx context.Context, d world.Delivery) {
 
 // Process drives one run, never two invocations of it at once in this
 // process. It does not touch the queue.
+//
+// A delivery that waited here behind others of its run is done, without a
+// read of its own, once one of them that began after it arrived returned
+// without error: that one read the run after this delivery's event was
+// written, so it drove the run as far as this one could. The wake-ups a
+// burst of resumes left waiting here while an invocation drove the run go
+// with one read, not one each.
 func (w *Worker) Process(ctx context.Context, runID string) error {
-	unlock := w.locks.lock(runID)
+	rl, arrived, unlock := w.locks.lock(runID)
 	defer unlock()
-	return w.Engine.Process(ctx, runID)
+	if rl.covered.Load() > arrived {
+		return nil
+	}
+	n := rl.begun.Add(1)
+	err := w.Engine.Process(ctx, runID)
+	if err == nil {
+		rl.covered.Store(n)
+	}
+	return err
 }
 
 // Busy reports how many deliveries are being handled right now.
@@ -173,22 +188,28 @@ type runLocks struct {
 type runLock struct {
 	sync.Mutex
 	users int
+	// begun numbers the Process calls that began under the lock; covered
+	// is the number of the latest that returned without error.
+	begun, covered atomic.Int64
 }
 
-func (l *runLocks) lock(runID string) (unlock func()) {
+// lock waits for runID's lock and returns it, with how many Process calls
+// of the run had begun when this caller arrived.
+func (l *runLocks) lock(runID string) (rl *runLock, arrived int64, unlock func()) {
 	l.mu.Lock()
 	if l.locks == nil {
 		l.locks = map[string]*runLock{}
 	}
-	rl := l.locks[runID]
+	rl = l.locks[runID]
 	if rl == nil {
 		rl = &runLock{}
 		l.locks[runID] = rl
 	}
 	rl.users++
+	arrived = rl.begun.Load()
 	l.mu.Unlock()
 	rl.Lock()
-	return func() {
+	return rl, arrived, func() {
 		rl.Unlock()
 		l.mu.Lock()
 		if rl.users--; rl.users == 0 {

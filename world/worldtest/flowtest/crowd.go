@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/world"
@@ -61,6 +62,71 @@ func respondingHookCrowd(t *testing.T, e *env) {
 	if received != crowdSize {
 		t.Fatalf("the log records %d messages, want %d", received, crowdSize)
 	}
+	settles(t, e, crowdSize)
+}
+
+// settlePerResume is how many World calls each resume of a crowd may cost
+// from the run's result until the World goes quiet: its share of the end
+// (closing its reply stream), and for the wake-up it left in the queue,
+// the worker's receive, one read of the ended run and the ack. Seeing the
+// end through again on each of those wake-ups costs as many calls as
+// there were callers.
+const settlePerResume = 10
+
+// quietCalls is the most calls a World makes in a quiet second: the
+// worker's idle receive, and the stuck-run check's.
+const quietCalls = 2
+
+// settles: on a World that counts its calls, once the run answered its
+// resumes and ended, the World goes quiet within settlePerResume calls a
+// resume. The calls, not the time, are what it checks: a World still
+// within its budget when the scenario's time runs out (a loaded machine)
+// is let go with a note; a loop that never settles spends the budget
+// long before.
+func settles(t *testing.T, e *env, resumes int) {
+	t.Helper()
+	counter, ok := e.world.(interface{ Calls() map[string]int64 })
+	if !ok {
+		return // only a World that counts its calls shows what it spends
+	}
+	first := counter.Calls()
+	budget := int64(settlePerResume * resumes)
+	for {
+		before := sumCalls(counter.Calls())
+		select {
+		case <-e.ctx.Done():
+			t.Logf("the World did not go quiet in the scenario's time, within its budget so far: %v", diffCalls(first, counter.Calls()))
+			return
+		case <-time.After(time.Second):
+		}
+		now := counter.Calls()
+		if spent := sumCalls(now) - sumCalls(first); spent > budget {
+			t.Fatalf("after the run answered %d resumes and ended, the World made %d calls before going quiet, want at most %d: %v",
+				resumes, spent, budget, diffCalls(first, now))
+		}
+		if sumCalls(now)-before <= quietCalls {
+			return
+		}
+	}
+}
+
+func sumCalls(calls map[string]int64) int64 {
+	var n int64
+	for _, c := range calls {
+		n += c
+	}
+	return n
+}
+
+// diffCalls is what each operation made from before to after.
+func diffCalls(before, after map[string]int64) map[string]int64 {
+	d := map[string]int64{}
+	for op, n := range after {
+		if n != before[op] {
+			d[op] = n - before[op]
+		}
+	}
+	return d
 }
 
 // respondingHookRacesTheEnd: callers resume a hook whose run ends after
