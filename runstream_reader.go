@@ -39,8 +39,9 @@ func (c StreamChunk) Decode(v any) error { return json.Unmarshal(c.Data, v) }
 func (r *Run[O]) Readable(ctx context.Context, namespace string, startIndex int64) iter.Seq2[StreamChunk, error] {
 	return func(yield func(StreamChunk, error) bool) {
 		cur := &cursor{streams: r.c.world, name: engine.RunStream(r.ID, namespace), next: startIndex, idle: r.waitWrites,
-			pace: world.NewPace(2)} // each round reads the stream and the run
+			pace: world.NewPace(2), push: true} // each round reads the stream and the run
 		cur.decode = r.chunkDecoder(cur.name)
+		defer cur.close()
 		if startIndex < 0 {
 			if err := cur.seekFromEnd(ctx, -startIndex); err != nil {
 				yield(StreamChunk{}, err)
@@ -127,7 +128,7 @@ func (r *Run[O]) waitWrites(ctx context.Context, cur *cursor) (finished bool, er
 		return true, nil
 	}
 	if !world.Notifies(r.c.world) {
-		return false, cur.pace.Pause(ctx)
+		return false, cur.pause(ctx)
 	}
 	// Copied: the wait that loses the race still runs while the cursor moves on.
 	name, next := cur.name, cur.next
@@ -160,6 +161,12 @@ type cursor struct {
 	closed  bool
 	started bool // a page has been read
 	pace    world.Pace
+	// push asks for a subscription to the stream's writes, on a World that
+	// pushes them (world.StreamSubscriber), before the first read; the
+	// cursor's owner then calls close. sub is that subscription, and the
+	// pace the fallback for pushes lost.
+	push bool
+	sub  world.StreamSubscription
 	// idle, if set, waits when the reader has caught up with an open
 	// stream, and reports whether the stream is finished although nobody
 	// closed it. Unset, the cursor waits for the stream itself.
@@ -181,6 +188,9 @@ func (c *cursor) read(ctx context.Context) ([]byte, int64, error) {
 				return nil, 0, err
 			}
 			c.closed = finished // read once more, then stop
+		}
+		if !c.started {
+			c.subscribe(ctx)
 		}
 		c.started = true
 		chunks, closed, err := c.streams.ReadStream(ctx, c.name, c.next)
@@ -209,12 +219,39 @@ func (c *cursor) wait(ctx context.Context) (bool, error) {
 	if c.idle != nil {
 		return c.idle(ctx, c)
 	}
+	if c.sub != nil {
+		return false, c.pause(ctx)
+	}
 	return false, c.pace.WaitStream(ctx, c.streams, c.name, c.next)
+}
+
+// subscribe subscribes to the stream's writes if the World pushes them.
+func (c *cursor) subscribe(ctx context.Context) {
+	if s, ok := c.streams.(world.StreamSubscriber); ok && c.push && c.sub == nil && !world.Notifies(c.streams) {
+		c.sub = s.SubscribeStream(ctx, c.name)
+	}
+}
+
+// pause waits for the pace's next poll, or less if a write is pushed.
+func (c *cursor) pause(ctx context.Context) error {
+	if c.sub == nil {
+		return c.pace.Pause(ctx)
+	}
+	return c.pace.PauseOrWake(ctx, c.sub.Moved(c.next))
+}
+
+// close ends the cursor's subscription, if it has one.
+func (c *cursor) close() {
+	if c.sub != nil {
+		c.sub.Close()
+		c.sub = nil
+	}
 }
 
 // seekFromEnd moves the cursor to n chunks before the end of what the
 // stream holds now.
 func (c *cursor) seekFromEnd(ctx context.Context, n int64) error {
+	c.subscribe(ctx)
 	chunks, closed, err := c.streams.ReadStream(ctx, c.name, 0)
 	if err != nil {
 		return err

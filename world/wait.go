@@ -36,13 +36,28 @@ func NewPace(perRound int) Pace {
 }
 
 // Pause waits until the waiter may check again, or until ctx is done.
-func (p *Pace) Pause(ctx context.Context) error {
+func (p *Pace) Pause(ctx context.Context) error { return p.PauseOrWake(ctx, nil) }
+
+// PauseOrWake is Pause cut short when wake is closed: a push (see
+// StreamSubscriber) says there is something to check now. A push comes
+// from a write, so the checks it adds are bounded by the writes, not by
+// time; the pace only times the checks nobody asked for.
+func (p *Pace) PauseOrWake(ctx context.Context, wake <-chan struct{}) error {
 	d := max(p.pause, pollFirst)
 	if time.Since(p.started) >= pollGrace {
 		d = max(d, p.floor())
 	}
 	p.pause = min(d*2, max(pollMax, p.floor()))
-	return sleep(ctx, d)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	case <-wake:
+		return nil
+	}
 }
 
 // Progress tells the Pace that the last check found something new: the
@@ -116,17 +131,5 @@ func poll(ctx context.Context, ready func() (bool, error)) error {
 		if err := pace.Pause(ctx); err != nil {
 			return err
 		}
-	}
-}
-
-// sleep waits for d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }

@@ -285,6 +285,31 @@ type Notifier interface {
 	WaitStream(ctx context.Context, name string, from int64) error
 }
 
+// StreamSubscriber is implemented by Worlds that are polled for stream
+// chunks but can also push word of a write to the readers that subscribed
+// (the AWS World with an AppSync Events API). A reader subscribes before
+// its first read, so that no write after that read goes unannounced, keeps
+// polling at its pace as the fallback (a push may be lost), and reads at
+// once when the subscription says the stream moved. The stream itself
+// stays the source of truth: an announcement says only where its end is.
+type StreamSubscriber interface {
+	// SubscribeStream subscribes to the stream's writes. It returns once
+	// the subscription is in place or has failed for now (a failure costs
+	// only the push: the subscription is retried and the poll goes on); it
+	// blocks no longer than ctx.
+	SubscribeStream(ctx context.Context, name string) StreamSubscription
+}
+
+// StreamSubscription is one reader's subscription to a stream's writes.
+type StreamSubscription interface {
+	// Moved returns a channel that is closed once a write was announced
+	// that may have put a chunk at index >= from, or a lapse in the
+	// subscription may have hidden one.
+	Moved(from int64) <-chan struct{}
+	// Close ends the subscription.
+	Close()
+}
+
 // Lease says which invocation drives a run live, and until when it may be
 // presumed alive without renewing. Until is wall-clock time: leases are
 // about processes, not about a workflow's time.

@@ -34,6 +34,10 @@ type Names struct {
 	// (see World.LongStepQueue), made like Queue but without a dead-letter
 	// queue.
 	LongStepQueue string
+	// EventAPI, if set, names an AppSync Events API made for
+	// Options.StreamEvents, with IAM authorization and the channel
+	// namespace DefaultEventNamespace (eventapi.go).
+	EventAPI string
 }
 
 // tableWait bounds how long Bootstrap waits for a new table to be active.
@@ -70,6 +74,11 @@ func Bootstrap(ctx context.Context, cfg aws.Config, names Names) (Options, error
 	if names.LongStepQueue != "" {
 		if opts.LongStepQueueURL, _, err = createQueues(ctx, q, names.LongStepQueue, 0); err != nil {
 			return Options{}, fmt.Errorf("bootstrap long-step queue %s: %w", names.LongStepQueue, err)
+		}
+	}
+	if names.EventAPI != "" {
+		if opts.StreamEvents, err = createEventAPI(ctx, cfg, names.EventAPI); err != nil {
+			return Options{}, fmt.Errorf("bootstrap event API %s: %w", names.EventAPI, err)
 		}
 	}
 	return opts, nil

@@ -13,3 +13,10 @@ func TestConformance(t *testing.T) {
 	emulatorConfig(t) // skip once, not in every subtest
 	worldtest.Run(t, func(t *testing.T) world.World { return newTestWorld(t) })
 }
+
+// TestPushConformance runs the push rules on two Worlds sharing resources
+// and an Event API.
+func TestPushConformance(t *testing.T) {
+	emulatorConfig(t)
+	worldtest.RunPush(t, func(t *testing.T) (world.World, world.World) { return newPushWorlds(t) })
+}

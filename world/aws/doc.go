@@ -202,7 +202,10 @@
 //
 // The World is not a world.Notifier: waiters poll GetRun, Events and
 // ReadStream, one Query each, at a world.Pace (at most 5 requests a second
-// per waiter after its first second).
+// per waiter after its first second). With Options.StreamEvents it is a
+// world.StreamSubscriber: a stream's writer publishes each append to an
+// AppSync Events channel, and a stream reader subscribed to it reads at
+// once instead of at its next poll (streamevents.go, streamsubscribe.go).
 //
 // # Costs
 //
@@ -253,11 +256,15 @@
 //	Ack                               1 DeleteMessage
 //	Release                           1 ChangeMessageVisibility
 //	WriteStream                       1 TransactWriteItems per 99 chunks (chunks + 1 items),
-//	                                  + 1 after another writer's append
+//	                                  + 1 after another writer's append,
+//	                                  + 1 AppSync EventPublish with StreamEvents
 //	ReadStream                        1 Query; a closed stream + 1 GetObject
 //	CloseStream                       2 UpdateItem, 1 Query per page, 1 PutObject (or a
 //	                                  multipart upload), 1 BatchWriteItem per 25 chunks;
-//	                                  closing again 1 UpdateItem, 1 Query
+//	                                  closing again 1 UpdateItem, 1 Query;
+//	                                  + 1 AppSync EventPublish with StreamEvents
+//	SubscribeStream                   1 EventSubscribe per stream and World (readers
+//	                                  share it), 1 EventConnect per connection
 //	ExpireRun                         1 Query per page, 1 BatchWriteItem per 25 events not
 //	                                  stamped by the terminal append, 1 UpdateItem per run
 //	                                  stream, 1 S3 CopyObject per object of the run

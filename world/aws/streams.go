@@ -61,6 +61,9 @@ func (w *World) appendChunks(ctx context.Context, name string, chunks [][]byte) 
 		switch {
 		case err == nil:
 			w.rememberNext(name, next+int64(len(items)))
+			if w.events != nil {
+				w.events.publish(ctx, name, announcement{Next: next + int64(len(items))})
+			}
 			return nil
 		case !cancelled || !headRefused:
 			w.deleteObjects(ctx, keys)
@@ -217,6 +220,9 @@ func (w *World) CloseStream(ctx context.Context, name string) error {
 	var head streamHead
 	if err := unmarshalItem(out.Attributes, &head); err != nil {
 		return fmt.Errorf("close stream %s: decode head: %w", name, err)
+	}
+	if w.events != nil {
+		w.events.publish(ctx, name, announcement{Next: head.Next, Closed: true})
 	}
 	if head.Next == 0 {
 		return nil

@@ -32,6 +32,11 @@ func Teardown(ctx context.Context, cfg aws.Config, opts Options) error {
 			errs = append(errs, fmt.Errorf("delete %s: %w", what, err))
 		}
 	}
+	if opts.StreamEvents.enabled() {
+		if err := deleteEventAPI(ctx, cfg, opts.StreamEvents); err != nil {
+			errs = append(errs, fmt.Errorf("delete event API: %w", err))
+		}
+	}
 	pages := s3.NewListObjectsV2Paginator(blobs, &s3.ListObjectsV2Input{Bucket: &opts.Bucket})
 	for pages.HasMorePages() {
 		page, err := pages.NextPage(ctx)

@@ -39,6 +39,10 @@ type Options struct {
 	// fits no Lambda invocation, served by a Worker outside Lambda; see
 	// LongStepQueue.
 	LongStepQueueURL string
+	// StreamEvents, if set, is the AppSync Events API through which stream
+	// writers tell readers of new chunks at once (streamevents.go); unset,
+	// readers only poll.
+	StreamEvents EventAPI
 }
 
 // World is a world.World on DynamoDB, SQS and S3. It is safe for concurrent
@@ -75,6 +79,8 @@ type World struct {
 	deadURL string // Options.DeadLetterQueueURL, or the one found
 
 	inboxObjects inboxObjects // read from inboxes, deleted when folded
+
+	events *streamEvents // nil without Options.StreamEvents
 }
 
 var _ world.World = (*World)(nil)
@@ -89,10 +95,19 @@ func New(cfg aws.Config, opts Options) (*World, error) {
 	if err := opts.Scheduler.validate(); err != nil {
 		return nil, err
 	}
+	if err := opts.StreamEvents.validate(); err != nil {
+		return nil, err
+	}
 	w := &World{opts: opts, calls: newCallCounter(), streamNext: map[string]int64{},
 		retention: world.RetentionOrDefault(opts.Retention), now: time.Now, delayLimit: opts.Scheduler.delayLimit()}
 	w.ddb, w.sqs, w.s3 = newClients(cfg, w.calls)
 	w.scheduler = newSchedulerClient(cfg, opts.Scheduler, w.calls)
+	if opts.StreamEvents.enabled() {
+		var err error
+		if w.events, err = newStreamEvents(cfg, opts, w.calls); err != nil {
+			return nil, err
+		}
+	}
 	return w, nil
 }
 
@@ -117,8 +132,11 @@ func FromEnv(ctx context.Context) (*World, error) {
 // WORKFLOW_RETENTION_DAYS, how long finished runs are kept (unset: 30 days;
 // 0: for ever), and the scheduler's WORKFLOW_SCHEDULE_GROUP,
 // WORKFLOW_SCHEDULER_ROLE_ARN and WORKFLOW_QUEUE_ARN (all or none) and
-// WORKFLOW_SCHEDULE_AFTER_SECONDS (see SchedulerOptions.After). It
-// names every variable that is missing or wrong.
+// WORKFLOW_SCHEDULE_AFTER_SECONDS (see SchedulerOptions.After), and
+// WORKFLOW_STREAM_EVENTS_API_ID and WORKFLOW_STREAM_EVENTS_NAMESPACE, the
+// AppSync Events API in AWS_REGION that pushes stream writes to readers
+// (see EventAPIByID; unset: readers poll). It names every variable that
+// is missing or wrong.
 func OptionsFromEnv() (Options, error) {
 	opts := Options{
 		Table:            os.Getenv("WORKFLOW_TABLE"),
@@ -138,6 +156,8 @@ func OptionsFromEnv() (Options, error) {
 	missing = append(missing, err)
 	opts.Retention = retention
 	opts.Scheduler, err = schedulerFromEnv()
+	missing = append(missing, err)
+	opts.StreamEvents, err = eventsFromEnv()
 	missing = append(missing, err)
 	if err := errors.Join(missing...); err != nil {
 		return Options{}, fmt.Errorf("aws world from environment: %w", err)
@@ -172,8 +192,12 @@ func newClients(cfg aws.Config, counter *callCounter) (*dynamodb.Client, *sqs.Cl
 // Close implements world.World. It waits for SQS long polls still in
 // flight (at most their 20 s wait), so that one abandoned by a stopped
 // receiver releases the message it takes before the process exits. The SDK
-// clients hold nothing else that needs releasing.
+// clients hold nothing else that needs releasing. It closes the Event
+// API's connection, if the World's readers opened one.
 func (w *World) Close() error {
+	if w.events != nil {
+		w.events.subs.close()
+	}
 	w.polls.Wait()
 	return nil
 }
