@@ -19,6 +19,9 @@ import (
 //     https://aws.amazon.com/lambda/pricing/
 //   - EventBridge Scheduler bills invocations, not its API calls:
 //     https://aws.amazon.com/eventbridge/pricing/
+//   - AppSync Events, per operation (a connect, a publish, a subscribe,
+//     each delivery; connection minutes apart):
+//     https://aws.amazon.com/appsync/pricing/
 //
 // Prices change; check the pages before planning on these.
 var usEast1 = prices{
@@ -33,6 +36,7 @@ var usEast1 = prices{
 	LambdaRequest:       0.20 / 1e6,
 	LambdaGBSecond:      0.0000133334,
 	SchedulerInvocation: 1.00 / 1e6,
+	AppSyncOperation:    1.00 / 1e6,
 }
 
 type prices struct {
@@ -42,6 +46,7 @@ type prices struct {
 	S3Write, S3Read, S3GBMonth           float64
 	LambdaRequest, LambdaGBSecond        float64
 	SchedulerInvocation                  float64
+	AppSyncOperation                     float64
 }
 
 // lambdaMemoryGB is the flow function's memory in template.yaml.
@@ -92,7 +97,8 @@ func (p prices) price(c *Costs) *Dollars {
 
 // of prices API calls and DynamoDB request units. DynamoDB bills units,
 // not calls; SQS every request; S3 writes and reads at their own rates
-// (deletes are free); a Lambda Invoke is a request.
+// (deletes are free); a Lambda Invoke is a request, an AppSync Events
+// publish, connect or subscribe an operation.
 func (p prices) of(calls map[string]float64, units awsworld.RequestUnits) float64 {
 	dollars := units.Read*p.ReadUnit + units.Write*p.WriteUnit
 	for call, n := range calls {
@@ -106,6 +112,8 @@ func (p prices) of(calls map[string]float64, units awsworld.RequestUnits) float6
 			dollars += n * p.S3Write
 		case service == "Lambda" && op == "Invoke":
 			dollars += n * p.LambdaRequest
+		case service == "AppSync" && op != "EventPublishFailed":
+			dollars += n * p.AppSyncOperation
 		}
 	}
 	return dollars

@@ -9,10 +9,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/lambdaworkflow/workflow/internal/emulator"
 	"github.com/lambdaworkflow/workflow/internal/faultproxy"
@@ -44,10 +40,10 @@ func Worlds() []Subject {
 		{Name: "local-fullsync", Description: "world/local with WithFullSync: SQLite, WAL, fsync before each acknowledgement (what it acknowledges survives power loss)", Open: openSDK(func(context.Context) (world.World, func(), error) {
 			return openLocal(true)
 		})},
-		{Name: "aws", Description: "world/aws: DynamoDB + SQS + S3 on the MiniStack emulator at " + emulator.Endpoint, Open: openSDK(openAWS(false))},
+		{Name: "aws", Description: "world/aws: DynamoDB + SQS + S3 (+ an AppSync Events API pushing stream writes to readers) on the MiniStack emulator at " + emulator.Endpoint, Open: openSDK(openAWS(false))},
 		{
 			Name:        "aws-inregion",
-			Description: "world/aws on MiniStack behind a proxy that holds each call for an in-region latency (internal/faultproxy InRegion: TransactWriteItems 10 ms, PutItem/UpdateItem 5 ms, Query 3 ms, GetItem 2 ms, SQS 6 ms at the median)",
+			Description: "world/aws on MiniStack behind a proxy that holds each call for an in-region latency (internal/faultproxy InRegion: TransactWriteItems 10 ms, PutItem/UpdateItem 5 ms, Query 3 ms, GetItem 2 ms, SQS 6 ms, an AppSync Events publish 10 ms at the median; stream readers subscribe over its WebSocket, passed unheld)",
 			Open:        openSDK(openAWS(true)),
 			FullLongRun: true,
 			Targets:     InRegionTargets,
@@ -93,7 +89,7 @@ func openAWS(inRegion bool) func(ctx context.Context) (world.World, func(), erro
 		}
 		cfg := emulator.Config()
 		name := "wf-bench-" + strings.ToLower(rand.Text()[:12])
-		opts, err := awsworld.Bootstrap(ctx, cfg, awsworld.Names{Table: name, Queue: name, Bucket: name})
+		opts, err := awsworld.Bootstrap(ctx, cfg, awsworld.Names{Table: name, Queue: name, Bucket: name, EventAPI: name})
 		if err != nil {
 			return nil, nil, fmt.Errorf("bootstrap on MiniStack: %w", err)
 		}
@@ -128,22 +124,5 @@ func openAWS(inRegion bool) func(ctx context.Context) (world.World, func(), erro
 func teardownAWS(cfg aws.Config, opts awsworld.Options) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ddb, q, blobs := dynamodb.NewFromConfig(cfg), sqs.NewFromConfig(cfg), s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = true })
-	ddb.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: &opts.Table})
-	q.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: &opts.QueueURL})
-	pages := s3.NewListObjectsV2Paginator(blobs, &s3.ListObjectsV2Input{Bucket: &opts.Bucket})
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			break
-		}
-		var ids []s3types.ObjectIdentifier
-		for _, o := range page.Contents {
-			ids = append(ids, s3types.ObjectIdentifier{Key: o.Key})
-		}
-		if len(ids) > 0 {
-			blobs.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: &opts.Bucket, Delete: &s3types.Delete{Objects: ids}})
-		}
-	}
-	blobs.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: &opts.Bucket})
+	_ = awsworld.Teardown(ctx, cfg, opts)
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // Call is one request the proxy saw, named the way the World's call counter
-// names it: Service "DynamoDB", "SQS" or "S3", Op the operation.
+// names it: Service "DynamoDB", "SQS", "S3" or "AppSync", Op the operation.
 type Call struct {
 	Service string
 	Op      string // "PutItem", "SendMessage"; for S3 the HTTP method
@@ -39,9 +39,12 @@ var services = map[string]string{
 // classify names a request. DynamoDB and SQS (JSON protocol) name the
 // operation in X-Amz-Target ("DynamoDB_20120810.PutItem",
 // "AmazonSQS.SendMessage"); SQS's older query protocol sends Action as a
-// form field. Anything else is S3, where every method but GET and HEAD
-// writes.
+// form field. An AppSync Events publish goes to its API's domain. Anything
+// else is S3, where every method but GET and HEAD writes.
 func classify(r *http.Request, body []byte) Call {
+	if strings.Contains(r.Host, ".appsync-api.") && r.URL.Path == "/event" {
+		return Call{Service: "AppSync", Op: "EventPublish"}
+	}
 	if prefix, op, ok := strings.Cut(r.Header.Get("X-Amz-Target"), "."); ok {
 		service := services[prefix]
 		if service == "" {

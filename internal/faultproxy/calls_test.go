@@ -21,11 +21,16 @@ func TestClassify(t *testing.T) {
 		{"PUT", "", "application/octet-stream", "bytes", Call{"S3", "PUT", true}},
 		{"GET", "", "", "", Call{"S3", "GET", false}},
 	} {
-		r, _ := http.NewRequest(c.method, "http://127.0.0.1/", strings.NewReader(c.body))
+		r, _ := http.NewRequest(c.method, "http://127.0.0.1/event", strings.NewReader(c.body))
 		r.Header.Set("X-Amz-Target", c.target)
 		r.Header.Set("Content-Type", c.contentType)
 		if got := classify(r, []byte(c.body)); got != c.want {
 			t.Errorf("%s %q %q: %+v, want %+v", c.method, c.target, c.body, got, c.want)
 		}
+	}
+	r, _ := http.NewRequest("POST", "http://127.0.0.1/event", strings.NewReader("{}"))
+	r.Host = "abc.appsync-api.us-east-1.amazonaws.com"
+	if got, want := classify(r, []byte("{}")), (Call{"AppSync", "EventPublish", false}); got != want {
+		t.Errorf("an AppSync Events publish: %+v, want %+v", got, want)
 	}
 }

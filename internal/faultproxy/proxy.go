@@ -17,6 +17,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,6 +51,7 @@ type Proxy struct {
 	target   string
 	url      string
 	upstream *http.Client
+	tunnel   *httputil.ReverseProxy // WebSockets, which pass unheld
 	srv      *http.Server
 
 	faults atomic.Int64 // faults answered, numbering their request IDs
@@ -85,6 +89,13 @@ func Start(ctx context.Context, target string) (*Proxy, error) {
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
 	}
+	to, err := url.Parse(target)
+	if err != nil {
+		_ = ln.Close()
+		return nil, fmt.Errorf("faultproxy: target %q: %w", target, err)
+	}
+	p.tunnel = httputil.NewSingleHostReverseProxy(to) // keeps the Host header
+	p.tunnel.Transport = &http.Transport{}
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = p.srv.Serve(ln) }()
 	context.AfterFunc(ctx, func() { _ = p.Close() })
@@ -138,6 +149,10 @@ func (p *Proxy) Inject(s Storm) {
 }
 
 func (p *Proxy) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		p.tunnel.ServeHTTP(rw, r) // an AppSync Events subscriber's: passed as it is
+		return
+	}
 	arrived := time.Now()
 	body, err := io.ReadAll(r.Body)
 	if err != nil {

@@ -252,3 +252,38 @@ func TestReadableIsPushed(t *testing.T) {
 		t.Errorf("%d channels still subscribed after the reader stopped", n)
 	}
 }
+
+// A World from the environment finds the Event API by its ID, under the
+// default DNS names (an emulator is reached at its endpoint, with them as
+// Host), and its writes are pushed to a reader.
+func TestStreamEventsFromEnv(t *testing.T) {
+	writer, _ := newPushWorlds(t)
+	api := writer.Options().StreamEvents
+	t.Setenv("WORKFLOW_STREAM_EVENTS_API_ID", "")
+	opts := writer.Options()
+	for k, v := range map[string]string{
+		"WORKFLOW_TABLE": opts.Table, "WORKFLOW_QUEUE_URL": opts.QueueURL, "WORKFLOW_BUCKET": opts.Bucket,
+		"AWS_REGION": "us-east-1", "WORKFLOW_STREAM_EVENTS_NAMESPACE": api.Namespace,
+	} {
+		t.Setenv(k, v)
+	}
+	if got, err := OptionsFromEnv(); err != nil || got.StreamEvents != (EventAPI{}) {
+		t.Fatalf("OptionsFromEnv without an API ID: %+v, %v; want no stream events", got.StreamEvents, err)
+	}
+	t.Setenv("WORKFLOW_STREAM_EVENTS_API_ID", api.id())
+	fromEnv, err := OptionsFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := EventAPIByID(api.id(), "us-east-1", api.Namespace); fromEnv.StreamEvents != want {
+		t.Fatalf("OptionsFromEnv: %+v, want %+v", fromEnv.StreamEvents, want)
+	}
+	reader := otherWorld(t, fromEnv)
+	name := uniqueStream()
+	sub := reader.SubscribeStream(t.Context(), name)
+	defer sub.Close()
+	if err := writer.WriteStream(t.Context(), name, [][]byte{[]byte("a")}); err != nil {
+		t.Fatal(err)
+	}
+	awaitMoved(t, sub, 0)
+}
