@@ -21,7 +21,7 @@ var MetricOrder = []string{
 	"history_stso_10", "history_stso_1000", "history_stso_10000",
 	"history_ttr_net_10", "history_ttr_net_1000", "history_ttr_net_10000",
 	"history_stso_net_10", "history_stso_net_1000", "history_stso_net_10000",
-	"ctt", "stream_delivery", "queue_hop",
+	"ctt", "ctt_net", "stream_delivery", "queue_hop",
 }
 
 var shortLabels = map[string]string{
@@ -58,6 +58,7 @@ var shortLabels = map[string]string{
 	"history_stso_net_1000":  "STSO after 1,000 events, less emulator",
 	"history_stso_net_10000": "STSO after 10,000 events, less emulator",
 	"ctt":                    "CTT (chunk trip)",
+	"ctt_net":                "CTT, less emulator",
 	"stream_delivery":        "Stream delivery",
 	"queue_hop":              "Queue hop",
 }

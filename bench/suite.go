@@ -546,6 +546,7 @@ func (s *suite) resumeOnce(ctx context.Context, id string, i int) (ttrSample, er
 func (s *suite) stream() error {
 	var trips, delivery []time.Duration
 	delayed := 0
+	clock := s.netClock()
 	for r := range s.cfg.StreamRuns {
 		in := StreamInput{Namespace: "agent", Chunks: s.cfg.StreamChunks, Length: s.cfg.StreamSeconds,
 			Scale: s.cfg.StreamScale, Seed: uint64(r + 1)}
@@ -561,7 +562,7 @@ func (s *suite) stream() error {
 			cancel()
 			return err
 		}
-		runTrips, last, err := readStream(chunks, in.Chunks)
+		runTrips, last, err := readStream(chunks, in.Chunks, clock)
 		if err == nil {
 			err = wait(ctx)
 		}
@@ -581,6 +582,7 @@ func (s *suite) stream() error {
 		Samples.Forget(id)
 	}
 	s.res.add("ctt", "Chunk trip time (agent stream)", "writer's write call → reader receives the chunk", trips)
+	s.res.add("ctt_net", "Chunk trip time, less the emulator's overrun", lessEmulator, clock.net())
 	s.res.add("stream_delivery", fmt.Sprintf("Agent stream delivery (%.1f s recording × %.2g)", s.cfg.StreamSeconds, s.cfg.StreamScale),
 		"writer's first line → reader receives the last chunk", delivery)
 	s.res.StreamRuns, s.res.StreamRunsDelayed = s.cfg.StreamRuns, delayed
@@ -588,16 +590,18 @@ func (s *suite) stream() error {
 }
 
 // readStream reads a run's stream to its end and returns each chunk's trip
-// time and when the last chunk arrived.
-func readStream(chunks iter.Seq2[Chunk, error], n int) ([]time.Duration, time.Time, error) {
+// time and when the last chunk arrived; clock gets each trip's span.
+func readStream(chunks iter.Seq2[Chunk, error], n int, clock *netClock) ([]time.Duration, time.Time, error) {
 	trips := make([]time.Duration, 0, n)
 	var last time.Time
 	for ch, err := range chunks {
 		if err != nil {
 			return nil, last, err
 		}
-		trips = append(trips, time.Duration(sinceBase()-ch.Written))
 		last = time.Now()
+		trip := time.Duration(sinceBase() - ch.Written)
+		trips = append(trips, trip)
+		clock.span(last.Add(-trip), last)
 	}
 	if len(trips) != n {
 		return nil, last, fmt.Errorf("stream ended after %d of %d chunks", len(trips), n)

@@ -74,6 +74,7 @@ var InRegionTargets = []Target{
 	{Metric: "long_wall_net", Stat: "p50", Max: 15000, What: "1,020 steps ≤ 15 s, less the emulator's overrun"},
 	{Metric: "fan_join_net", Stat: "p75", Max: 20, What: "fan-out 64: join ≤ 2 write latencies, less the emulator's overrun"},
 	{Metric: "ttr_net", Stat: "p75-hop", Max: 40, What: "TTR ≤ 40 ms plus the queue hop, less the emulator's overrun"},
+	{Metric: "ctt_net", Stat: "p75", Max: 30, What: "CTT ≤ 30 ms, less the emulator's overrun"},
 	historyTarget,
 	// The emulator's Query reads a run's whole partition (README, "Resume
 	// after a long history"); DynamoDB's does not.
