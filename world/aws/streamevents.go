@@ -18,6 +18,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+
+	"github.com/lambdaworkflow/workflow/world"
 )
 
 // A stream's writer tells its readers of new chunks through an AppSync
@@ -141,10 +143,14 @@ type announcement struct {
 // publishTimeout bounds a publish, which only saves readers their poll.
 const publishTimeout = 2 * time.Second
 
-// publish announces the stream's new end. A failure is only
+// publish announces a run stream's new end (only Run.Readable
+// subscribes, so a reply stream's writes announce nothing). A failure is only
 // counted and logged: the write is committed, and readers find it at
 // their next poll.
 func (e *streamEvents) publish(ctx context.Context, stream string, a announcement) {
+	if !world.IsRunStream(stream) {
+		return // a reply's reader polls its cursor; nobody subscribes to it
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), publishTimeout)
 	defer cancel()
 	if err := e.post(ctx, stream, a); err != nil {

@@ -34,7 +34,9 @@ func otherWorld(t *testing.T, opts Options) *World {
 	return w
 }
 
-func uniqueStream() string { return "run/wf-push-" + strings.ToLower(rand.Text()) + "/" }
+func uniqueStream() string {
+	return world.RunStreamPrefix("wrun_push_"+strings.ToLower(rand.Text())) + "s"
+}
 
 // awaitMoved waits for sub to say the stream moved past from.
 func awaitMoved(t *testing.T, sub world.StreamSubscription, from int64) {
@@ -125,6 +127,25 @@ func TestNoEventAPINoPush(t *testing.T) {
 	case <-sub.Moved(0):
 		t.Error("a subscription without an Event API fired")
 	default:
+	}
+}
+
+// A reply stream's writes announce nothing: its reader polls its cursor
+// and never subscribes, so a publish would only cost the write its time
+// and an operation.
+func TestReplyStreamsPublishNothing(t *testing.T) {
+	writer, _ := newPushWorlds(t)
+	ctx := t.Context()
+	name := "replies/" + strings.ToLower(rand.Text())
+	writer.ResetCalls()
+	if err := writer.WriteStream(ctx, name, [][]byte{[]byte("a")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := writer.CloseStream(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	if got := writer.Calls(); got[callPublish] != 0 || got[callPublishFailed] != 0 {
+		t.Errorf("a reply stream's write and close published: %v", got)
 	}
 }
 

@@ -52,7 +52,7 @@ func awaitMoved(t *testing.T, sub world.StreamSubscription, from int64) {
 }
 
 func testPushWrite(t *testing.T, writer, reader world.World) {
-	name := unique("stream")
+	name := world.RunStreamPrefix(unique("wrun_push")) + "s"
 	sub := subscribe(t, reader, name)
 	checkRead(t, reader, name, 0, nil, false)
 	mustWrite(t, writer, name, "a", "b")
@@ -64,7 +64,7 @@ func testPushWrite(t *testing.T, writer, reader world.World) {
 }
 
 func testPushClose(t *testing.T, writer, reader world.World) {
-	name := unique("stream")
+	name := world.RunStreamPrefix(unique("wrun_push")) + "s"
 	mustWrite(t, writer, name, "a")
 	sub := subscribe(t, reader, name)
 	if err := writer.CloseStream(testContext(t), name); err != nil {
@@ -75,7 +75,7 @@ func testPushClose(t *testing.T, writer, reader world.World) {
 }
 
 func testPushEveryReader(t *testing.T, writer, reader world.World) {
-	name := unique("stream")
+	name := world.RunStreamPrefix(unique("wrun_push")) + "s"
 	subs := []world.StreamSubscription{subscribe(t, reader, name), subscribe(t, reader, name), subscribe(t, writer, name)}
 	mustWrite(t, writer, name, "a")
 	for _, sub := range subs {
@@ -84,7 +84,7 @@ func testPushEveryReader(t *testing.T, writer, reader world.World) {
 }
 
 func testPushCloseTwice(t *testing.T, writer, reader world.World) {
-	name := unique("stream")
+	name := world.RunStreamPrefix(unique("wrun_push")) + "s"
 	first, second := subscribe(t, reader, name), subscribe(t, reader, name)
 	first.Close()
 	first.Close()
