@@ -364,8 +364,11 @@ type RunReader interface {
 	// with its LastSlot and Inbox, and the events of its log at slots >
 	// after, in order, if they fit in the request's answer (complete);
 	// if not, no events, for the caller to read them with Events when it
-	// needs them. A missing run is ErrRunNotFound.
-	ReadRun(ctx context.Context, id string, after int64) (run Run, events []Event, complete bool, err error)
+	// needs them. On an Inbox World a complete read also returns the
+	// messages waiting in the run's inbox, as Inbox would, so that the
+	// lease's holder may fold them without reading them again. A missing
+	// run is ErrRunNotFound.
+	ReadRun(ctx context.Context, id string, after int64) (run Run, events []Event, inbox []InboxMessage, complete bool, err error)
 	// AcquireLeaseAt is AcquireLease that also returns the run's LastSlot
 	// as the lease found it when it was given.
 	AcquireLeaseAt(ctx context.Context, runID string, lease Lease, now time.Time) (held Lease, lastSlot int64, err error)

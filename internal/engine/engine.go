@@ -237,6 +237,7 @@ func (e *Engine) processLeased(ctx context.Context, inv *invocation, warm bool, 
 		return err
 	}
 	defer func() { _, _ = inv.releaseLease(false) }() // on the error paths; drive releases on suspension
+	inv.inboxRead = early.waiting()
 	if warm {
 		tail, err := inv.logAfter(inv.lastSlot.Load(), early, last)
 		if err != nil {

@@ -27,7 +27,8 @@ import (
 const maxFold = 32
 
 // deliver puts msg, a hook_received event for h, in the inbox of h's run
-// and wakes the run. The message counts as sent to h if h still holds its
+// and wakes the run: three round trips after the run's read (the put,
+// then the hook's check beside the wake-up). The message counts as sent to h if h still holds its
 // token, undisposed, once the message is in: anything that happens to the
 // hook later (a dispose, a takeover) is ordered after it, and the run's
 // lease holder folds it. Otherwise the message is taken back and deliver
@@ -53,12 +54,20 @@ func deliver(ctx context.Context, w world.World, c *codec.Chain, inbox world.Inb
 	if err := inbox.Deliver(ctx, h.RunID, msg); err != nil {
 		return false, err
 	}
+	// The wake-up goes out while the hook is checked again, since the
+	// message is in the inbox either way: if the hook moved, the message
+	// is withdrawn and the woken invocation finds nothing (or folds it
+	// first, which makes it the run's, as a fold racing the check could
+	// before). A sent wake-up is never wrong, only sometimes not needed.
+	woke := make(chan error, 1)
+	go func() { woke <- enqueue(ctx, w, world.Message{RunID: h.RunID}) }()
 	cur, err := w.GetHook(ctx, h.Token)
+	wakeErr := <-woke
 	if err != nil && !errors.Is(err, world.ErrHookNotFound) {
 		return false, err
 	}
 	if err == nil && sameClaim(cur, h) && !cur.Disposed {
-		return true, enqueue(ctx, w, world.Message{RunID: h.RunID})
+		return true, wakeErr
 	}
 	withdrawn, err := inbox.Withdraw(ctx, h.RunID, msg.ID)
 	return !withdrawn && err == nil, err
@@ -100,12 +109,21 @@ func (inv *invocation) inboxWaiting() (bool, error) {
 
 // fold appends the messages waiting in the run's inbox to its log, in
 // batches of maxFold, and applies them as it would any event from outside.
-// It reports whether the run took in anything new.
+// It reports whether the run took in anything new. The first fold of an
+// invocation folds what the run's read before the lease found in the
+// inbox, without reading it again: a message folded since by an earlier
+// holder is in the log the lease made this one read (so it is only taken
+// out of the inbox, whose changed item sends the fold back to read it),
+// and one delivered since is folded like one delivered during the fold.
 func (inv *invocation) fold() (took bool, err error) {
 	ib := inv.inbox()
 	start := inv.lastSlot.Load()
 	for ib != nil && !inv.terminal && inv.fatal == nil {
-		msgs, err := ib.Inbox(inv.ctx, inv.run.ID)
+		msgs, err := inv.inboxRead, error(nil)
+		if inv.inboxRead == nil {
+			msgs, err = ib.Inbox(inv.ctx, inv.run.ID)
+		}
+		inv.inboxRead = nil
 		if err != nil || len(msgs) == 0 {
 			return inv.lastSlot.Load() > start, err
 		}

@@ -44,10 +44,11 @@ type invocation struct {
 	seenUntil int64  // the last slot some invocation applied live; see quiet
 	ahead     int    // recorded events after the one being replayed; 0 once live
 
-	patches         map[string]bool // Patched's answers, by patch ID
-	recordedPatches map[string]bool // patch IDs the log holds a marker for
-	received        map[string]bool // eventKeys of the log's hook messages, against redelivered inbox messages
-	folded          bool            // the invocation folded inbox messages: more may be coming
+	patches         map[string]bool      // Patched's answers, by patch ID
+	recordedPatches map[string]bool      // patch IDs the log holds a marker for
+	received        map[string]bool      // eventKeys of the log's hook messages, against redelivered inbox messages
+	folded          bool                 // the invocation folded inbox messages: more may be coming
+	inboxRead       []world.InboxMessage // the inbox as the run's read before the lease found it, for the first fold
 
 	lastSlot atomic.Int64 // the last slot applied; read by the watcher
 	writing  atomic.Int64 // the last slot of our latest append, set before it is sent; read by the watcher

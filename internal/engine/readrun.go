@@ -14,11 +14,13 @@ import (
 // earlier lease is missed, which is why other Worlds read after leasing.
 
 // earlyLog is the tail of a run's log read with the run: its events at
-// slots after+1..upTo, as stored (sealed, for a sealed run).
+// slots after+1..upTo, as stored (sealed, for a sealed run), and the
+// messages then waiting in the run's inbox.
 type earlyLog struct {
 	after  int64
 	events []world.Event
 	upTo   int64
+	inbox  []world.InboxMessage
 }
 
 // readRun reads the run and, on a world.RunReader, the tail of its log
@@ -31,15 +33,24 @@ func (e *Engine) readRun(ctx context.Context, runID string) (world.Run, *earlyLo
 		return run, nil, err
 	}
 	after := e.warm.slot(runID)
-	run, events, complete, err := rr.ReadRun(ctx, runID, after)
+	run, events, inbox, complete, err := rr.ReadRun(ctx, runID, after)
 	if err != nil || !complete {
 		return run, nil, err // a long tail is read after the lease, if at all
 	}
-	early := &earlyLog{after: after, events: events, upTo: after}
+	early := &earlyLog{after: after, events: events, upTo: after, inbox: inbox}
 	if len(events) > 0 {
 		early.upTo = events[len(events)-1].Slot
 	}
 	return run, early, nil
+}
+
+// waiting returns the inbox messages the read found, nil if none (or no
+// read): the first fold reads the inbox itself then.
+func (e *earlyLog) waiting() []world.InboxMessage {
+	if e == nil || len(e.inbox) == 0 {
+		return nil
+	}
+	return e.inbox
 }
 
 // logAfter returns the log's events after slot after: from the early read

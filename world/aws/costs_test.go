@@ -76,7 +76,7 @@ func TestCallCosts(t *testing.T) {
 		}, is(world.ErrSlotTaken), calls{"DynamoDB.TransactWriteItems": 1, "DynamoDB.Query": 1}},
 		{"Events", w, func(ctx context.Context) error { _, err := w.Events(ctx, "r", 0); return err },
 			ok, calls{"DynamoDB.Query": 1}},
-		{"ReadRun", w, func(ctx context.Context) error { _, _, _, err := w.ReadRun(ctx, "r", 0); return err },
+		{"ReadRun", w, func(ctx context.Context) error { _, _, _, _, err := w.ReadRun(ctx, "r", 0); return err },
 			ok, calls{"DynamoDB.Query": 1}},
 		{"AcquireLease", w, func(ctx context.Context) error {
 			_, err := w.AcquireLease(ctx, "r", world.Lease{Owner: "a", Until: time.Now().Add(time.Minute)}, time.Now())

@@ -81,6 +81,12 @@ func (w *World) Inbox(ctx context.Context, runID string) ([]world.InboxMessage, 
 	if err != nil {
 		return nil, fmt.Errorf("inbox of run %s: %w", runID, err)
 	}
+	return w.decodeInbox(ctx, runID, avs)
+}
+
+// decodeInbox decodes a run's inbox items, fetching the payloads kept in
+// S3, in delivery order.
+func (w *World) decodeInbox(ctx context.Context, runID string, avs []ddbItem) ([]world.InboxMessage, error) {
 	msgs := make([]world.InboxMessage, 0, len(avs))
 	for _, av := range avs {
 		var item inboxItem

@@ -33,15 +33,16 @@ func (w *World) GetRun(ctx context.Context, id string) (world.Run, error) {
 
 // ReadRun implements world.RunReader with one consistent Query of the
 // run's partition from the run item down to slot after+1: the run, its
-// inbox, the log head and the events, newest first. A log tail that does
+// inbox (the messages themselves: the fold that follows the lease needs
+// no read of its own), the log head and the events, newest first. A log tail that does
 // not fit the Query's first page (1 MB) is not read on: the run comes
 // back alone, so that a delivery that does nothing with the log (dropped,
 // or deferred to the lease's holder) costs one request however long the
 // log is.
-func (w *World) ReadRun(ctx context.Context, id string, after int64) (world.Run, []world.Event, bool, error) {
+func (w *World) ReadRun(ctx context.Context, id string, after int64) (world.Run, []world.Event, []world.InboxMessage, bool, error) {
 	avs, more, err := w.queryNewestFirst(ctx, runPK(id), eventSK(max(after, 0)+1), skRun)
 	if err != nil {
-		return world.Run{}, nil, false, fmt.Errorf("read run %s: %w", id, err)
+		return world.Run{}, nil, nil, false, fmt.Errorf("read run %s: %w", id, err)
 	}
 	slices.Reverse(avs)
 	n := 0
@@ -50,10 +51,14 @@ func (w *World) ReadRun(ctx context.Context, id string, after int64) (world.Run,
 	}
 	run, err := w.runFromRange(ctx, id, avs[n:])
 	if err != nil || more {
-		return run, nil, false, err
+		return run, nil, nil, false, err
 	}
 	events, err := w.decodeEvents(ctx, id, avs[:n])
-	return run, events, err == nil, err
+	if err != nil {
+		return run, nil, nil, false, err
+	}
+	inbox, err := w.decodeInbox(ctx, id, slices.DeleteFunc(avs[n:], func(av ddbItem) bool { return !isInboxItem(av) }))
+	return run, events, inbox, err == nil, err
 }
 
 // queryNewestFirst reads the first page of the items of partition pk

@@ -29,12 +29,12 @@ func (w *leaseSpy) AcquireLeaseAt(ctx context.Context, runID string, lease world
 	return w.World.AcquireLeaseAt(ctx, runID, lease, now)
 }
 
-func (w *leaseSpy) ReadRun(ctx context.Context, id string, after int64) (world.Run, []world.Event, bool, error) {
-	run, events, complete, err := w.World.ReadRun(ctx, id, after)
+func (w *leaseSpy) ReadRun(ctx context.Context, id string, after int64) (world.Run, []world.Event, []world.InboxMessage, bool, error) {
+	run, events, inbox, complete, err := w.World.ReadRun(ctx, id, after)
 	if w.after != nil {
 		w.once.Do(w.after)
 	}
-	return run, events, complete, err
+	return run, events, inbox, complete, err
 }
 
 // An invocation reads its run and log in one Query before it takes the
@@ -143,12 +143,12 @@ func TestReadRunOfALongLog(t *testing.T) {
 		}
 	}
 	w.ResetCalls()
-	run, events, complete, err := w.ReadRun(ctx, "long", 0)
+	run, events, _, complete, err := w.ReadRun(ctx, "long", 0)
 	if err != nil || complete || events != nil || run.LastSlot != 5 {
 		t.Fatalf("ReadRun of a long log: last slot %d, %d events, complete %v, %v; want the run alone at slot 5", run.LastSlot, len(events), complete, err)
 	}
 	checkCalls(t, w, "ReadRun of a long log", map[string]int64{"DynamoDB.Query": 1})
-	if _, events, complete, err = w.ReadRun(ctx, "long", 3); err != nil || !complete || len(events) != 2 || events[0].Slot != 4 {
+	if _, events, _, complete, err = w.ReadRun(ctx, "long", 3); err != nil || !complete || len(events) != 2 || events[0].Slot != 4 {
 		t.Fatalf("ReadRun of the last two events: %d events, complete %v, %v", len(events), complete, err)
 	}
 }

@@ -28,14 +28,28 @@ func testReadRun(t *testing.T, w world.World) {
 	first := []world.Event{ev(world.RunCreated, "", `{"input":1}`), ev(world.RunStarted, "", "")}
 	run := createRun(t, w, newRun(unique("wf")), first...)
 	mustAppend(t, w, run.ID, 3, &world.RunUpdate{Status: world.StatusRunning}, ev(world.StepCreated, "1", ""))
+	var waiting []world.InboxMessage
+	if ib, ok := w.(world.Inbox); ok {
+		msg := world.InboxMessage{ID: unique("msg"), Event: ev(world.HookReceived, "h", `{"m":1}`)}
+		if err := ib.Deliver(ctx, run.ID, msg); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		if waiting, err = ib.Inbox(ctx, run.ID); err != nil || len(waiting) != 1 {
+			t.Fatalf("Inbox after one delivery: %d messages, %v", len(waiting), err)
+		}
+	}
 	want, err := w.GetRun(ctx, run.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for after := range int64(4) {
-		got, events, complete, err := r.ReadRun(ctx, run.ID, after)
+		got, events, inbox, complete, err := r.ReadRun(ctx, run.ID, after)
 		if err != nil || !complete {
 			t.Fatalf("ReadRun after %d: complete %v, %v; want a short log read whole", after, complete, err)
+		}
+		if len(inbox) != len(waiting) || (len(inbox) == 1 && (inbox[0].ID != waiting[0].ID || string(inbox[0].Event.Payload) != string(waiting[0].Event.Payload))) {
+			t.Fatalf("ReadRun's inbox %+v, want what Inbox reads: %+v", inbox, waiting)
 		}
 		checkRun(t, "ReadRun", got, want)
 		if got.LastSlot != 3 || got.Inbox != want.Inbox {
@@ -43,7 +57,7 @@ func testReadRun(t *testing.T, w world.World) {
 		}
 		checkEvents(t, events, run.ID, after+1, mustEvents(t, w, run.ID, after))
 	}
-	if _, _, _, err := r.ReadRun(ctx, unique("missing"), 0); !errors.Is(err, world.ErrRunNotFound) {
+	if _, _, _, _, err := r.ReadRun(ctx, unique("missing"), 0); !errors.Is(err, world.ErrRunNotFound) {
 		t.Fatalf("ReadRun of a missing run: %v, want ErrRunNotFound", err)
 	}
 }
