@@ -39,6 +39,15 @@ func TestStackWithoutTheExampleAPI(t *testing.T) {
 	if !strings.HasPrefix(flow, stack+"-FlowFunction") {
 		t.Fatalf("flow function %q is not named after its stack and logical ID: the check below would prove nothing", flow)
 	}
+	// make local gives the stack an Event API: the flow function announces
+	// its run streams' writes (world/aws streamevents.go).
+	conf, err := awslambda.NewFromConfig(emulator.Config()).GetFunctionConfiguration(ctx, &awslambda.GetFunctionConfigurationInput{FunctionName: &flow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if conf.Environment == nil || conf.Environment.Variables["WORKFLOW_STREAM_EVENTS_API_ID"] == "" {
+		t.Errorf("the flow function has no WORKFLOW_STREAM_EVENTS_API_ID: its stream writes would not be pushed")
+	}
 	functions := awslambda.NewListFunctionsPaginator(awslambda.NewFromConfig(emulator.Config()), &awslambda.ListFunctionsInput{})
 	for functions.HasMorePages() {
 		page, err := functions.NextPage(ctx)

@@ -113,6 +113,13 @@ func deleteStack(t *testing.T, root, stack string) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Logf("sam delete %s: %v\n%s", stack, err, out)
 	}
+	// The Event API scripts/local.sh made for the stack, which the stack
+	// names but does not own.
+	events := exec.CommandContext(ctx, filepath.Join(root, "scripts", "local.sh"), "delete-events", stack)
+	events.Env = append(os.Environ(), "AWS_ENDPOINT_URL="+emulator.Endpoint)
+	if out, err := events.CombinedOutput(); err != nil {
+		t.Logf("delete the Event API of %s: %v\n%s", stack, err, out)
+	}
 }
 
 // deleteRetained deletes the table and bucket the template keeps when its

@@ -8,7 +8,11 @@
 #   scripts/local.sh deploy NAME  build (into .aws-sam/local/NAME) and deploy
 #                                 stack NAME to the running emulator; print
 #                                 its outputs as Key=Value lines on stdout
-#                                 (the e2e test reads them)
+#                                 (the e2e test reads them); the stack's
+#                                 Event API (stream push) is made first
+#   scripts/local.sh delete-events NAME
+#                                 delete stack NAME's Event API, which the
+#                                 stack does not own
 #
 # Environment: AWS_ENDPOINT_URL (default http://127.0.0.1:4566, MiniStack),
 # STACK_NAME for
@@ -83,9 +87,46 @@ secretValue() {
 print(boto3.client("secretsmanager").get_secret_value(SecretId=sys.argv[1])["SecretString"])' "$1"
 }
 
+# eventAPI prints the ID of stack $1's Event API (IAM authorization, the
+# template's default channel namespace), made through the emulator's
+# AppSync control plane the first time: the emulators' CloudFormation
+# cannot make one, and the template takes an existing one
+# (StreamEventsApiId). Nothing if the emulator has no AppSync Events
+# (LocalStack's free tier): then the stack's readers poll.
+eventAPI() {
+	local venv
+	venv=$(pyvenv sam "$root/requirements-sam.txt" "${WORKFLOW_SAM_VENV:-}")
+	"$venv/bin/python" - "$1-streams" <<'PY' || echo "no AppSync Events on $AWS_ENDPOINT_URL: the stack's stream readers poll" >&2
+import boto3, sys
+name, namespace = sys.argv[1], "streams"
+appsync = boto3.client("appsync")
+ids = [a["apiId"] for a in appsync.list_apis()["apis"] if a["name"] == name]
+if not ids:
+    iam = [{"authType": "AWS_IAM"}]
+    config = {"authProviders": iam, "connectionAuthModes": iam, "defaultPublishAuthModes": iam, "defaultSubscribeAuthModes": iam}
+    ids = [appsync.create_api(name=name, eventConfig=config)["api"]["apiId"]]
+    appsync.create_channel_namespace(apiId=ids[0], name=namespace)
+print(ids[0])
+PY
+}
+
+# deleteEventAPI deletes stack $1's Event API, if it has one.
+deleteEventAPI() {
+	local venv
+	venv=$(pyvenv sam "$root/requirements-sam.txt" "${WORKFLOW_SAM_VENV:-}")
+	"$venv/bin/python" - "$1-streams" <<'PY'
+import boto3, sys
+appsync = boto3.client("appsync")
+for a in appsync.list_apis()["apis"]:
+    if a["name"] == sys.argv[1]:
+        appsync.delete_api(apiId=a["apiId"])
+PY
+}
+
 samDeploy() {
-	local stack=$1 base=$2 build=$3
+	local stack=$1 base=$2 build=$3 events=$4
 	local params=("Architecture=$arch" FlowTimeout=60 "ExampleApi=${EXAMPLE_API:-http-api}")
+	[[ -z $events ]] || params+=("StreamEventsApiId=$events")
 	# shellcheck disable=SC2206 # split on purpose: one override per word
 	params+=(${STACK_PARAMETERS:-})
 	# sam refuses an empty value; the parameter's default is empty.
@@ -121,7 +162,7 @@ gate() {
 }
 
 deploy() {
-	local stack=$1 base want
+	local stack=$1 base want events
 	gate "$stack"
 	# A build directory of the stack's own: a build for AWS in .aws-sam/build
 	# (arm64, say) is left alone, and stacks can be deployed side by side.
@@ -130,11 +171,12 @@ deploy() {
 		--parameter-overrides "Architecture=$arch" >&2
 	# Workflows build webhook URLs on WebhookBaseUrl. A Function URL's ID is
 	# known only once it exists, so a new stack may need a second deploy.
+	events=$(eventAPI "$stack")
 	base=$(webhookBase "$(outputs "$stack")")
-	samDeploy "$stack" "$base" "$build"
+	samDeploy "$stack" "$base" "$build" "$events"
 	want=$(webhookBase "$(outputs "$stack")")
 	if [[ $want != "$base" ]]; then
-		samDeploy "$stack" "$want" "$build"
+		samDeploy "$stack" "$want" "$build" "$events"
 	fi
 	while IFS='=' read -r key value; do
 		echo "$key=$(localURL "$value")"
@@ -193,8 +235,15 @@ deploy)
 	}
 	deploy "$2"
 	;;
+delete-events)
+	[[ -n ${2:-} ]] || {
+		echo "usage: $0 delete-events STACK_NAME" >&2
+		exit 2
+	}
+	deleteEventAPI "$2"
+	;;
 *)
-	echo "usage: $0 [up | deploy STACK_NAME]" >&2
+	echo "usage: $0 [up | deploy STACK_NAME | delete-events STACK_NAME]" >&2
 	exit 2
 	;;
 esac

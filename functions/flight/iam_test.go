@@ -38,10 +38,15 @@ import (
 // the scripted model; only the function's calls are recorded.
 func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 	stack := iamcheck.NewStack(t)
-	stack.PayloadKeyAsIn(t, iamcheck.LoadTemplate(t), "FlightFunction")
+	tmpl := iamcheck.LoadTemplate(t)
+	stack.PayloadKeyAsIn(t, tmpl, "FlightFunction")
+	if !stack.StreamEventsAsIn(t, tmpl, "FlightFunction") {
+		t.Fatal("the template gives the flight function, which reads run streams, no Event API to subscribe to their writes on")
+	}
 	rec := iamcheck.NewRecorder(stack.Names())
 	cfg := stack.Recorded(rec)
 	function := stack.World(t, cfg)
+	rec.Watch(function)
 	// Each instance of the function seals with a codec of its own, as
 	// main builds it: the one that starts a session makes its data key,
 	// another unwraps it.
@@ -97,6 +102,7 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 		_, put := params.(*dynamodb.PutItemInput)
 		return put
 	})))
+	rec.Watch(refusing)
 	messages := "/flight/sessions/" + session + "/messages"
 	if r := call(t, ctx, lambdaurl.Wrap(flight.Handler(workflow.NewClient(refusing, sealing()))), "POST", messages, "application/json", big); r.StatusCode != http.StatusInternalServerError {
 		t.Fatalf("a large message the table refused got %d", r.StatusCode)

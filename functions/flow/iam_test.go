@@ -65,12 +65,16 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 	}
 	stack.ModelAsIn(t, tmpl, "FlowFunction", "FLIGHT_MODEL_ID", flightModelID)
 	stack.PayloadKeyAsIn(t, tmpl, "FlowFunction")
+	if !stack.StreamEventsAsIn(t, tmpl, "FlowFunction") {
+		t.Fatal("the template gives the flow function, which writes run streams, no Event API to announce their writes on")
+	}
 	names := stack.Names()
 	names.Function = functionName
 	rec := iamcheck.NewRecorder(names)
 	cfg := stack.Recorded(rec)
 	useFlightModel(cfg, flightModelID, "") // the emulator's Bedrock Runtime
 	function := stack.World(t, cfg)
+	rec.Watch(function)
 	other := stack.World(t, stack.Config)
 	// Runs sealed as the stack seals them: the customer's client makes
 	// each run's data key, the function the keys of the children it

@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -31,6 +32,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/smithy-go/middleware"
+
+	"github.com/lambdaworkflow/workflow/world/aws"
 )
 
 // Grant is one IAM action on one resource: a call's need, or a template's
@@ -69,6 +72,11 @@ type Names struct {
 	// PayloadKeyRef the template's expression for the one it stands for
 	// (the function's WORKFLOW_PAYLOAD_KMS_KEY).
 	PayloadKey, PayloadKeyRef string
+	// EventAPIRef and EventNamespaceRef are the template's expressions for
+	// the Event API and channel namespace the test's Worlds push stream
+	// writes through (the function's WORKFLOW_STREAM_EVENTS_API_ID and
+	// WORKFLOW_STREAM_EVENTS_NAMESPACE); empty: they push nothing.
+	EventAPIRef, EventNamespaceRef string
 }
 
 // Recorder records the grants the calls made through a config need.
@@ -77,6 +85,9 @@ type Recorder struct {
 	mu    sync.Mutex
 	needs map[Grant]int
 	errs  []error
+	// watched are Worlds whose Event API requests (signed HTTP and a
+	// WebSocket, not SDK calls) count too: see Watch.
+	watched []*aws.World
 }
 
 // NewRecorder returns a Recorder for calls on the resources names names.
@@ -109,17 +120,58 @@ func (r *Recorder) record(params any, callErr error) {
 	}
 }
 
+// Watch adds the Event API requests w makes to what r records. They go
+// through no SDK client, so the middleware never sees them; the World
+// counts each in its Calls as it makes it, under the IAM action's name.
+func (r *Recorder) Watch(w *aws.World) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.watched = append(r.watched, w)
+}
+
 // Needs returns the grants the calls recorded so far need, sorted, or an
 // error naming each call the Recorder does not know the IAM actions of.
 func (r *Recorder) Needs() ([]Grant, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	errs := slices.Clone(r.errs)
+	set := maps.Clone(r.needs)
+	for _, w := range r.watched {
+		for call, n := range w.Calls() {
+			g, ok, err := r.names.eventAPINeed(call)
+			errs = append(errs, err)
+			if ok && n > 0 {
+				set[g]++
+			}
+		}
+	}
 	var gs []Grant
-	for g := range r.needs {
+	for g := range set {
 		gs = append(gs, g)
 	}
 	slices.SortFunc(gs, compareGrants)
-	return gs, errors.Join(r.errs...)
+	return gs, errors.Join(errs...)
+}
+
+// eventAPINeed is what a World's Event API request, counted in its Calls
+// as call, needs: connecting on the API, publishing and subscribing on
+// the channel namespace
+// (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awsappsync.html).
+// ok is false for a count that is no request (a failed publish, counted
+// besides the publish itself, or an SDK call).
+func (n Names) eventAPINeed(call string) (g Grant, ok bool, err error) {
+	op, isEvent := strings.CutPrefix(call, "AppSync.")
+	switch {
+	case !isEvent || op == "EventPublishFailed":
+		return Grant{}, false, nil
+	case n.EventAPIRef == "":
+		return Grant{}, false, fmt.Errorf("iamcheck: a World made %s without the Event API of the stack: set it with Stack.StreamEventsAsIn", call)
+	case op == "EventConnect":
+		return Grant{"appsync:" + op, n.EventAPIRef}, true, nil
+	case op == "EventPublish" || op == "EventSubscribe":
+		return Grant{"appsync:" + op, n.EventAPIRef + "/channelNamespace/" + n.EventNamespaceRef}, true, nil
+	}
+	return Grant{}, false, fmt.Errorf("iamcheck: no IAM action known for the Event API request %s", call)
 }
 
 func compareGrants(a, b Grant) int {

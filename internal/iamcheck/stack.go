@@ -40,6 +40,12 @@ type Stack struct {
 	// key and keyRef are a KMS key of the test's own and the template's
 	// expression for it, once PayloadKeyAsIn has set them.
 	key, keyRef string
+	// events is an Event API of the test's own, which the stack's Worlds
+	// push stream writes through once StreamEventsAsIn has set apiRef
+	// and namespaceRef, the template's expressions for the one it stands
+	// for.
+	events               aws.EventAPI
+	apiRef, namespaceRef string
 }
 
 // NewStack bootstraps the resources and deletes them when the test ends;
@@ -48,7 +54,7 @@ func NewStack(t *testing.T) *Stack {
 	t.Helper()
 	cfg := emulator.Require(t)
 	name := "wf-iam-" + strings.ToLower(rand.Text())
-	opts, err := aws.Bootstrap(t.Context(), cfg, aws.Names{Table: name, Queue: name, Bucket: name, LongStepQueue: name + "-long"})
+	opts, err := aws.Bootstrap(t.Context(), cfg, aws.Names{Table: name, Queue: name, Bucket: name, LongStepQueue: name + "-long", EventAPI: name})
 	if err != nil {
 		t.Fatalf("Bootstrap: %v", err)
 	}
@@ -59,7 +65,9 @@ func NewStack(t *testing.T) *Stack {
 			t.Logf("teardown: %v", err)
 		}
 	})
-	return &Stack{Options: opts, Config: cfg}
+	s := &Stack{Options: opts, Config: cfg, events: opts.StreamEvents}
+	s.Options.StreamEvents = aws.EventAPI{} // until StreamEventsAsIn
+	return s
 }
 
 // Names maps the stack's resources to the template's logical IDs.
@@ -71,7 +79,29 @@ func (s *Stack) Names() Names {
 		Secret: s.secret, SecretRef: s.secretRef,
 		Model: s.model, ModelRef: s.modelRef,
 		PayloadKey: s.key, PayloadKeyRef: s.keyRef,
+		EventAPIRef: s.apiRef, EventNamespaceRef: s.namespaceRef,
 	}
+}
+
+// StreamEventsAsIn gives the stack's Worlds an Event API of the test's
+// own, as the template gives function one in its
+// WORKFLOW_STREAM_EVENTS_API_ID, and reports whether it does: the
+// Worlds then publish run streams' writes and subscribe to them (record
+// a World's requests with Recorder.Watch).
+func (s *Stack) StreamEventsAsIn(t *testing.T, tmpl *Template, function string) bool {
+	t.Helper()
+	id, ok := tmpl.Variable(function, "WORKFLOW_STREAM_EVENTS_API_ID")
+	if !ok {
+		return false
+	}
+	namespace, ok := tmpl.Variable(function, "WORKFLOW_STREAM_EVENTS_NAMESPACE")
+	if !ok {
+		t.Fatalf("the template sets WORKFLOW_STREAM_EVENTS_API_ID on %s but no WORKFLOW_STREAM_EVENTS_NAMESPACE", function)
+	}
+	s.Options.StreamEvents = s.events
+	s.apiRef = "arn:${AWS::Partition}:appsync:${AWS::Region}:${AWS::AccountId}:apis/" + id
+	s.namespaceRef = namespace
+	return true
 }
 
 // SchedulerAsIn gives the stack's Worlds a schedule group of the test's

@@ -262,8 +262,9 @@ func (t *Template) namedResource(res string) bool {
 var refs = regexp.MustCompile(`\$\{([A-Za-z0-9]+)[.}]`)
 
 // ownResource reports whether a resource pattern is rooted in a resource
-// the template defines: "${Table.Arn}/index/*", not "*" nor another
-// account's ARN. A Bedrock foundation model is no stack's, but one a
+// the template defines, or one a parameter names: "${Table.Arn}/index/*",
+// "arn:${AWS::Partition}:appsync:...:apis/${StreamEventsApiId}", not "*"
+// nor another account's ARN. A Bedrock foundation model is no stack's, but one a
 // template parameter names exactly is the stack's choice.
 func (t *Template) ownResource(pattern string) bool {
 	if id, ok := strings.CutPrefix(pattern, FoundationModelARN+"${"); ok {
@@ -276,6 +277,11 @@ func (t *Template) ownResource(pattern string) bool {
 	}
 	for _, m := range refs.FindAllStringSubmatch(pattern, -1) {
 		if _, ok := t.resources[m[1]]; ok {
+			return true
+		}
+		// An ARN built on a resource its deployer names by a parameter
+		// (an Event API's ID), with no wildcard of its own.
+		if t.namedResource("${"+m[1]+"}") && !strings.ContainsAny(pattern, "*?") {
 			return true
 		}
 	}

@@ -20,8 +20,9 @@ import (
 
 // Bootstrap and Teardown create and delete an Event API through AppSync's
 // control plane (https://docs.aws.amazon.com/appsync/latest/APIReference/API_CreateApi.html),
-// the way template.yaml's StreamEventsApi is made: IAM authorization for
-// connecting, publishing and subscribing, and one channel namespace.
+// the way scripts/local.sh makes one for template.yaml's StreamEventsApiId:
+// IAM authorization for connecting, publishing and subscribing, and one
+// channel namespace.
 
 // iamOnly is an Event API's eventConfig with AWS_IAM for everything.
 var iamOnly = func() map[string]any {

@@ -45,7 +45,7 @@ type EventAPI struct {
 	Namespace string
 }
 
-// DefaultEventNamespace is the channel namespace template.yaml creates.
+// DefaultEventNamespace is template.yaml's default StreamEventsNamespace.
 const DefaultEventNamespace = "streams"
 
 // EventAPIByID returns the EventAPI of the API apiID in region under its
