@@ -27,7 +27,10 @@ type Memory struct {
 
 // MemSample is one child's reading. PeakKB is VmHWM (peak resident set),
 // the rest are for context: the process before any run started, the
-// resident set at the moment of measurement, and the live Go heap then.
+// resident set at the moment of measurement, and the live Go heap then;
+// of the resident set, the Go heap's pages the runtime holds from the OS
+// (live or free, not yet returned) and the goroutines' stacks, so that
+// what is left of RSS is the binary and memory outside Go's (SQLite's).
 type MemSample struct {
 	Runs         int     `json:"runs"`
 	Branches     int     `json:"branches,omitempty"`
@@ -35,6 +38,8 @@ type MemSample struct {
 	PeakKB       int64   `json:"peakRssKb"`
 	RSSKB        int64   `json:"rssKb"`
 	HeapInuseKB  int64   `json:"goHeapInuseKb"`
+	HeapHeldKB   int64   `json:"goHeapHeldKb"`
+	StackKB      int64   `json:"goStackInuseKb"`
 	Goroutines   int     `json:"goroutines"`
 	SetupSeconds float64 `json:"setupSeconds"`
 }
@@ -145,8 +150,11 @@ func RunChild(subjects []Subject, args []string, stdout io.Writer) error {
 	sample.SetupSeconds = time.Since(start).Seconds()
 	sample.RSSKB, sample.PeakKB = procStatus()
 	sample.Goroutines = runtime.NumGoroutine()
-	runtime.GC()
 	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	sample.HeapHeldKB = int64((ms.HeapSys - ms.HeapReleased) / 1024)
+	sample.StackKB = int64(ms.StackInuse / 1024)
+	runtime.GC()
 	runtime.ReadMemStats(&ms)
 	sample.HeapInuseKB = int64(ms.HeapInuse / 1024)
 	return json.NewEncoder(stdout).Encode(sample)

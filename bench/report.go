@@ -154,8 +154,8 @@ func WriteTable(out io.Writer, results []*Result) {
 	for _, r := range ran {
 		if m := r.Memory; m != nil {
 			if s := m.Suspended; s != nil {
-				fmt.Fprintf(out, "%s: peak RSS holding %d suspended runs: %.1f MB (baseline %.1f MB, Go heap in use %.1f MB)\n",
-					r.World, s.Runs, mb(s.PeakKB), mb(s.BaselineKB), mb(s.HeapInuseKB))
+				fmt.Fprintf(out, "%s: peak RSS holding %d suspended runs: %.1f MB (baseline %.1f MB, Go heap in use %.1f MB, held %.1f MB, stacks %.1f MB)\n",
+					r.World, s.Runs, mb(s.PeakKB), mb(s.BaselineKB), mb(s.HeapInuseKB), mb(s.HeapHeldKB), mb(s.StackKB))
 			}
 			if s := m.Inflight; s != nil {
 				fmt.Fprintf(out, "%s: peak RSS holding %d in-flight branches: %.1f MB (baseline %.1f MB, %d goroutines)\n",
