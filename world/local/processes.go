@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 )
 
@@ -27,7 +26,7 @@ func (w *World) claimQueue() error {
 			w.queueErr = fmt.Errorf("local: %w", err)
 			return
 		}
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		if err := lockExclusive(f); err != nil {
 			f.Close()
 			w.queueErr = fmt.Errorf("local: another process is already serving the queue in %s (run one worker per directory): %w", w.dir, err)
 			return
