@@ -216,8 +216,12 @@ func warmStateOutlivesACrash(t *testing.T, e *env) {
 		t.Fatal("the step never started on worker B")
 	}
 	waitForEvent(t, e, run.ID, world.StepStarted)
+	// A killed process stops everything at once: with its context alive,
+	// B could read on past its death and run a later step that can never
+	// land (on a loaded machine it did, noting 8 twice).
 	dying.dead.Store(true)
-	defer func() { killB(); <-bDone }()
+	killB()
+	<-bDone
 	// A's delivery is deferred while B's lease lives; it drives the run
 	// once the lease has lapsed.
 	for !hasEvent(t, e, run.ID, world.StepCompleted) {
