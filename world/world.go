@@ -374,6 +374,14 @@ type RunReader interface {
 	AcquireLeaseAt(ctx context.Context, runID string, lease Lease, now time.Time) (held Lease, lastSlot int64, err error)
 }
 
+// AppendLimiter is implemented by Worlds that say how many events one
+// append (AppendEvents, AppendLeased) may carry; the engine splits a
+// larger batch into appends of that many, one after the other. A World
+// without it takes 98.
+type AppendLimiter interface {
+	MaxAppend() int
+}
+
 // InboxMessage is an event delivered to a run from outside (a hook resume)
 // that waits in the run's inbox until the run's lease holder folds it
 // into the log.

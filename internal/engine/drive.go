@@ -16,13 +16,21 @@ import (
 // the delay bounds how long an observer can miss a running step.
 const lazyFlush = 25 * time.Millisecond
 
-// maxAppend is the most events one append writes. Worlds bound an atomic
-// append, and a wide fan-out buffers three events per branch (its
-// creation, start and result, when its step ends before the buffer's
-// lazy flush): the AWS World's DynamoDB transaction fits 98 events beside
-// the log head and the run, so a 64-branch join is written in two
-// transactions, not three.
-const maxAppend = 98
+// defaultMaxAppend is the most events one append writes on a World that
+// does not say (world.AppendLimiter). Worlds bound an atomic append, and a
+// wide fan-out buffers three events per branch (its creation, start and
+// result, when its step ends before the buffer's lazy flush), so a
+// 64-branch join takes two appends at this bound; the AWS World packs
+// events to take it in one.
+const defaultMaxAppend = 98
+
+// maxAppend is the most events one append of the World writes.
+func (e *Engine) maxAppend() int {
+	if l, ok := e.World.(world.AppendLimiter); ok {
+		return l.MaxAppend()
+	}
+	return defaultMaxAppend
+}
 
 // drive replays the log, then runs the workflow live.
 func (inv *invocation) drive(events []world.Event) error {
@@ -376,7 +384,7 @@ func (inv *invocation) flush() error {
 		// A big buffer (a wide fan-out's creation events) goes in several
 		// appends; the run's update goes with the last, beside the event
 		// that caused it.
-		n := min(len(inv.buffer), maxAppend)
+		n := min(len(inv.buffer), inv.e.maxAppend())
 		update := inv.update
 		if n < len(inv.buffer) {
 			update = nil

@@ -63,7 +63,9 @@
 // head each; the release's answer carries the head's next slot. A refused condition is never retried: the
 // retryer is told so, and only a cancellation that reports nothing but
 // TransactionConflict is tried again. A transaction holds at most 100
-// items, so CreateRun and AppendEvents take at most 98 events.
+// items, so CreateRun takes at most 98 events; AppendEvents packs up to
+// four consecutive events into each item when more than 98 come at once
+// (packed.go), so it takes 392 (MaxAppend) in one transaction.
 //
 // # Inbox
 //
@@ -229,12 +231,14 @@
 //	                                  reads, 1 BatchGetItem of runs and log heads per 50 runs
 //	                                  listed (+ GetObjects)
 //	MigrateRunIndexes                 1 Scan per page, 1 UpdateItem per run without shard keys
-//	AppendEvents                      1 TransactWriteItems (events + 1, + 1 with an update)
+//	AppendEvents                      1 TransactWriteItems (events + 1, + 1 with an update;
+//	                                  over 98 events, packed: ceil(events/98) a item)
 //	  at a taken slot                 1 TransactWriteItems, 1 Query
 //	  AppendLeased                    the same: the lease is checked in the head's condition
 //	Events                            1 Query (+ GetObjects)
-//	ReadRun                           1 Query, newest first, of the run, inbox, log head and the
-//	                                  tail if it fits the first page (+ GetObjects)
+//	ReadRun                           1 Query, newest first, of the run, inbox (its messages:
+//	                                  the first fold reads no inbox), log head and the tail if
+//	                                  it fits the first page (+ GetObjects)
 //	Deliver                           1 PutItem, delivered again or not (+ 1 PutObject)
 //	Inbox                             1 Query (+ GetObjects)
 //	Withdraw                          1 DeleteItem (+ 1 DeleteObject of a payload in S3)

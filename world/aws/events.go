@@ -40,10 +40,12 @@ func (w *World) appendEvents(ctx context.Context, owner, runID string, from int6
 		return nil, fmt.Errorf("append to run %s: slot %d: slots start at 1", runID, from)
 	}
 	// Two items of the transaction are the log head and the run.
-	if len(events)+len(folded) > maxTransactItems-2 {
-		return nil, fmt.Errorf("append to run %s: %d events and %d inbox messages, at most %d fit one transaction", runID, len(events), len(folded), maxTransactItems-2)
+	room := maxTransactItems - 2 - len(folded)
+	perItem := max(1, (len(events)+room-1)/room)
+	if perItem > maxPacked {
+		return nil, fmt.Errorf("append to run %s: %d events and %d inbox messages, at most %d fit one transaction", runID, len(events), len(folded), maxPacked*room)
 	}
-	items := newEventItems(runID, from, events)
+	items := newEventItems(runID, from, events, perItem)
 	blobs := eventBlobs(items)
 	var change *runChange
 	if update != nil {
@@ -110,7 +112,11 @@ func (w *World) appendItems(runID, owner string, from int64, events []eventItem,
 		writes = append(writes, w.conditionalPut(av))
 	}
 
-	next := expression.Set(expression.Name("next"), expression.Value(from+int64(len(events))))
+	n := 0
+	for _, item := range events {
+		n += 1 + len(item.Before)
+	}
+	next := expression.Set(expression.Name("next"), expression.Value(from+int64(n)))
 	if change != nil && change.Status.Terminal() {
 		next = next.Set(expression.Name("finished"), expression.Value(true))
 	}
@@ -250,32 +256,7 @@ func (w *World) Events(ctx context.Context, runID string, after int64) ([]world.
 	if len(avs) == 0 || !isItem(avs[len(avs)-1], skLogHead) || w.expired(expiresAt(avs[len(avs)-1])) {
 		return nil, fmt.Errorf("events of run %s: %w", runID, world.ErrRunNotFound)
 	}
-	return w.decodeEvents(ctx, runID, avs[:len(avs)-1])
-}
-
-// decodeEvents decodes a log's event items, fetching the payloads kept in
-// S3.
-func (w *World) decodeEvents(ctx context.Context, runID string, avs []ddbItem) ([]world.Event, error) {
-	if len(avs) == 0 {
-		return nil, nil
-	}
-	events := make([]world.Event, len(avs))
-	for i, av := range avs {
-		var item eventItem
-		if err := unmarshalItem(av, &item); err != nil {
-			return nil, fmt.Errorf("events of run %s: decode: %w", runID, err)
-		}
-		if eventSK(item.Slot) != item.SK {
-			// An item written by something other than this World: handing
-			// it on would send a writer round the same slot for ever.
-			return nil, fmt.Errorf("events of run %s: the item at %s holds slot %d: the log is corrupt", runID, item.SK, item.Slot)
-		}
-		if err := w.loadBlob(ctx, item.PayloadRef, (*[]byte)(&item.Payload)); err != nil {
-			return nil, fmt.Errorf("events of run %s: %w", runID, err)
-		}
-		events[i] = item.Event
-	}
-	return events, nil
+	return w.decodeEvents(ctx, runID, after, avs[:len(avs)-1])
 }
 
 // queryRange reads the items of partition pk with sort keys from..to, in
@@ -321,22 +302,4 @@ func (w *World) queryPages(ctx context.Context, pk, from, to string, f func([]ma
 func isItem(av map[string]types.AttributeValue, sk string) bool {
 	s, ok := av[attrSK].(*types.AttributeValueMemberS)
 	return ok && s.Value == sk
-}
-
-// newEventItems numbers events from slot from of run runID.
-func newEventItems(runID string, from int64, events []world.Event) []eventItem {
-	items := make([]eventItem, len(events))
-	for i, ev := range events {
-		ev.RunID, ev.Slot = runID, from+int64(i)
-		items[i] = eventItem{itemKeys: itemKeys{PK: runPK(runID), SK: eventSK(ev.Slot)}, Event: ev}
-	}
-	return items
-}
-
-func eventBlobs(items []eventItem) []blob {
-	blobs := make([]blob, len(items))
-	for i := range items {
-		blobs[i] = blob{Data: (*[]byte)(&items[i].Payload), Ref: &items[i].PayloadRef, limit: eventBlobLimit}
-	}
-	return blobs
 }

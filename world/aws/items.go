@@ -113,12 +113,22 @@ type logHead struct {
 	Requeued int64  `json:"requeued,omitempty"`
 }
 
-// eventItem is one entry of a run's log.
+// eventItem is one entry of a run's log, keyed by its slot, or, in an
+// append too large for one item per event (packed.go), several: Before
+// holds the events at the slots right before the item's own, in order.
 type eventItem struct {
 	itemKeys
 	world.Event
+	PayloadRef string        `json:"payloadRef,omitempty"`
+	Before     []packedEvent `json:"before,omitempty"`
+	ExpiresAt  int64         `json:"expiresAt,omitempty"`
+}
+
+// packedEvent is an event of an eventItem's Before, with the S3 key of
+// its payload if that went there.
+type packedEvent struct {
+	world.Event
 	PayloadRef string `json:"payloadRef,omitempty"`
-	ExpiresAt  int64  `json:"expiresAt,omitempty"`
 }
 
 // hookItem holds a hook token. Claim is a random ID per claim, so that a

@@ -53,7 +53,7 @@ func (w *World) ReadRun(ctx context.Context, id string, after int64) (world.Run,
 	if err != nil || more {
 		return run, nil, nil, false, err
 	}
-	events, err := w.decodeEvents(ctx, id, avs[:n])
+	events, err := w.decodeEvents(ctx, id, max(after, 0), avs[:n])
 	if err != nil {
 		return run, nil, nil, false, err
 	}

@@ -104,6 +104,9 @@ func (w *World) ExpireRun(ctx context.Context, runID string, streams []string) e
 				return fmt.Errorf("expire run %s: decode event: %w", runID, err)
 			}
 			objects = append(objects, ev.PayloadRef)
+			for _, p := range ev.Before {
+				objects = append(objects, p.PayloadRef)
+			}
 			if ev.ExpiresAt == 0 {
 				unstamped = append(unstamped, av)
 			}

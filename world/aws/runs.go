@@ -43,7 +43,7 @@ func (w *World) createRun(ctx context.Context, run world.Run, first []world.Even
 	if run.Workflow != "" {
 		item.WorkflowShard = workflowShardKey(run.Workflow, run.ID)
 	}
-	events := newEventItems(run.ID, 1, first)
+	events := newEventItems(run.ID, 1, first, 1)
 	blobs := append(eventBlobs(events), item.blobs()...)
 	keys, err := w.placeBlobs(ctx, "runs/"+run.ID, transactBudget, blobs)
 	if err != nil {
