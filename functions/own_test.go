@@ -46,7 +46,7 @@ func TestStackWithoutTheExampleAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	if conf.Environment == nil || conf.Environment.Variables["WORKFLOW_STREAM_EVENTS_API_ID"] == "" {
-		t.Errorf("the flow function has no WORKFLOW_STREAM_EVENTS_API_ID: its stream writes would not be pushed")
+		t.Fatalf("the flow function has no WORKFLOW_STREAM_EVENTS_API_ID: its stream writes would not be pushed")
 	}
 	functions := awslambda.NewListFunctionsPaginator(awslambda.NewFromConfig(emulator.Config()), &awslambda.ListFunctionsInput{})
 	for functions.HasMorePages() {
@@ -78,5 +78,6 @@ func TestStackWithoutTheExampleAPI(t *testing.T) {
 	if want := `reminded of "tea" by ` + flow; err != nil || got != want {
 		t.Fatalf("run %s: %q, %v; want %q", run.ID, got, err, want)
 	}
+	checkStreamPush(t, ctx, out, conf.Environment.Variables)
 	t.Logf("deployed and ran in %v", time.Since(start).Round(time.Millisecond))
 }
