@@ -117,3 +117,74 @@ func TestWarmResumeReadsOnlyTheTail(t *testing.T) {
 		}
 	}
 }
+
+// beatsAfter is a step that leaves a goroutine behind it which keeps
+// beating with the step's context until the test that set stopBeats
+// closes it, as a careless step might.
+var (
+	stopBeats  chan struct{}
+	beatsAfter = workflow.DefineStep("test.warm.beats_after", func(ctx context.Context, n int) (int, error) {
+		stop := stopBeats
+		go func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				_ = workflow.Heartbeat(ctx, i)
+			}
+		}()
+		return n, nil
+	})
+	beatThenWait = workflow.Define("test.warm.beat_then_wait", func(ctx workflow.Context, _ int) (int, error) {
+		if _, err := beatsAfter.Call(ctx, 1); err != nil {
+			return 0, err
+		}
+		h := workflow.CreateHook[int](ctx, workflow.WithToken("warm-beat:"+ctx.RunID()))
+		total := 0
+		for range 2 {
+			v, err := h.Receive(ctx)
+			if err != nil {
+				return 0, err
+			}
+			total += v
+		}
+		return total, nil
+	})
+)
+
+// A parked run lets go of what only a delivery uses (its step channels
+// among them), while a step's stray goroutine may still beat: under the
+// race detector, that beat must not touch the parked run, and the run
+// resumes warm and finishes as if nothing beat.
+func TestAStrayHeartbeatLeavesAParkedRunAlone(t *testing.T) {
+	stopBeats = make(chan struct{})
+	defer close(stopBeats)
+	ctx := t.Context()
+	w := &eventCounter{World: memory.New()}
+	worker := workflow.NewWorker(w, workflow.WorkerOptions{})
+	c := workflow.NewClient(w)
+	run, err := workflow.Start(ctx, c, beatThenWait, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := worker.Process(ctx, run.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []int{2, 3} {
+		if err := workflow.ResumeHook(ctx, c, "warm-beat:"+run.ID, v); err != nil {
+			t.Fatal(err)
+		}
+		w.read.Store(0)
+		if err := worker.Process(ctx, run.ID); err != nil {
+			t.Fatal(err)
+		}
+		if n := w.read.Load(); n > 2 {
+			t.Errorf("the resume read %d events, want only the hook's message (a warm resume)", n)
+		}
+	}
+	if got, err := run.Result(ctx); err != nil || got != 5 {
+		t.Fatalf("Result = %d, %v; want 5", got, err)
+	}
+}

@@ -62,7 +62,7 @@ type WorkerOptions struct {
 	LeaseTTL time.Duration
 	// WarmRuns is how many suspended runs the worker keeps replayed in
 	// memory, so that their next delivery reads and replays only the
-	// events added since (default 256); WarmBytes bounds what they hold
+	// events added since (default 128); WarmBytes bounds what they hold
 	// (default 64 MiB). Negative: none, every delivery replays the whole
 	// log. See docs/ARCHITECTURE.md, "The warm cache".
 	WarmRuns  int

@@ -35,7 +35,10 @@ var ErrHeartbeatTimeout = errors.New("step attempt sent no heartbeat within its 
 // beats is one running attempt's heartbeat state, shared by the step's
 // goroutine (Heartbeat) and the invocation's loop.
 type beats struct {
-	inv      *invocation
+	// to is the invocation's channel as it was when the attempt started:
+	// a step's goroutine may beat after the attempt ended and the
+	// invocation parked (warm.go) and shed it.
+	to       chan<- heartbeat
 	op       *Op
 	attempt  int
 	throttle time.Duration
@@ -59,7 +62,7 @@ func newBeats(inv *invocation, op *Op, def *StepDef) *beats {
 	if def.HeartbeatTimeout > 0 {
 		throttle = def.HeartbeatTimeout * 4 / 5
 	}
-	return &beats{inv: inv, op: op, attempt: op.step.attempt, throttle: throttle, timeout: def.HeartbeatTimeout}
+	return &beats{to: inv.heartbeats, op: op, attempt: op.step.attempt, throttle: throttle, timeout: def.HeartbeatTimeout}
 }
 
 // Heartbeat records the progress of the step attempt ctx belongs to; it
@@ -82,7 +85,7 @@ func Heartbeat(ctx context.Context, details json.RawMessage) {
 		return
 	}
 	select {
-	case b.inv.heartbeats <- heartbeat{op: b.op, attempt: b.attempt, details: details}:
+	case b.to <- heartbeat{op: b.op, attempt: b.attempt, details: details}:
 		b.recorded = now
 	default:
 		// The loop is behind (writing): the next call tries again.

@@ -82,30 +82,35 @@ type pending struct {
 }
 
 func newInvocation(ctx context.Context, e *Engine, run world.Run) *invocation {
-	ctx, cancel := context.WithCancelCause(ctx)
 	seed := fnv.New64a()
 	seed.Write([]byte(run.ID))
 	inv := &invocation{
-		ctx:      ctx,
-		cancel:   cancel,
-		e:        e,
-		run:      run,
-		openedAt: time.Now(),
-		lease:    newRunLease(e.World),
-		log:      e.newRunLogger(run),
-		sched:    newScheduler(),
-		rng:      rand.New(rand.NewPCG(seed.Sum64(), 0x9e3779b97f4a7c15)),
-		results:  make(chan stepResult),
-		// Room for a fan-out's beats while the loop writes; a full
-		// channel only defers a heartbeat to the attempt's next.
-		heartbeats: make(chan heartbeat, 16),
-		closed:     make(chan struct{}),
+		e:     e,
+		sched: newScheduler(),
+		rng:   rand.New(rand.NewPCG(seed.Sum64(), 0x9e3779b97f4a7c15)),
 
 		patches:         map[string]bool{},
 		recordedPatches: map[string]bool{},
 		received:        map[string]bool{},
 	}
+	inv.begin(ctx, run)
 	return inv
+}
+
+// begin gives the invocation what belongs to one delivery of the run, not
+// to its workflow's state: a new one gets it here, a parked one again when
+// it is revived (warm.go), having shed it when it parked.
+func (inv *invocation) begin(ctx context.Context, run world.Run) {
+	inv.ctx, inv.cancel = context.WithCancelCause(ctx)
+	inv.run = run
+	inv.openedAt = time.Now()
+	inv.lease = newRunLease(inv.e.World)
+	inv.log = inv.e.newRunLogger(run)
+	inv.results = make(chan stepResult)
+	// Room for a fan-out's beats while the loop writes; a full
+	// channel only defers a heartbeat to the attempt's next.
+	inv.heartbeats = make(chan heartbeat, 16)
+	inv.closed = make(chan struct{})
 }
 
 // close unwinds the workflow's coroutines and stops its steps. Steps that

@@ -44,7 +44,7 @@ var errWarmStale = errors.New("the warm state of the run does not fit its log")
 
 // Defaults of Engine.WarmRuns and Engine.WarmBytes.
 const (
-	DefaultWarmRuns  = 256
+	DefaultWarmRuns  = 128
 	DefaultWarmBytes = 64 << 20
 )
 
@@ -88,6 +88,7 @@ func (e *Engine) park(inv *invocation, err error) {
 		return
 	}
 	inv.end()
+	inv.shed()
 	maxRuns, maxBytes := e.warmBounds()
 	size := inv.warmSize()
 	if maxRuns < 0 || maxBytes < 0 || size > maxBytes {
@@ -176,15 +177,30 @@ func (inv *invocation) fits(run world.Run) bool {
 	return run.CreatedAt.Equal(inv.run.CreatedAt) && run.Workflow == inv.run.Workflow && run.LastSlot >= inv.lastSlot.Load()
 }
 
+// shed lets a parked invocation go of what only a delivery uses, which
+// revive makes anew: hundreds of runs wait in the cache, and each holds
+// its workflow's state and little else. Its context becomes one that is
+// already done, as the delivery's was; the empty buffer's array, which
+// still holds the events last written, goes too. The logger stays: an
+// evicted run's coroutines may log as they unwind.
+func (inv *invocation) shed() {
+	inv.ctx, inv.cancel = parkedContext, func(error) {}
+	inv.results, inv.heartbeats, inv.lease = nil, nil, nil
+	inv.buffer, inv.inboxRead = nil, nil
+}
+
+// parkedContext is every parked invocation's: canceled, with no values.
+var parkedContext = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
+
 // revive makes a parked invocation the current one for a new delivery.
 func (inv *invocation) revive(ctx context.Context, run world.Run) {
-	inv.ctx, inv.cancel = context.WithCancelCause(ctx)
-	inv.closed = make(chan struct{})
-	inv.run = run
-	inv.lease = newRunLease(inv.e.World)
-	inv.log = inv.e.newRunLogger(run)
+	inv.begin(ctx, run)
 	inv.span, inv.outcome, inv.folded = nil, "", false
-	inv.openedAt, inv.liveAt, inv.fresh, inv.longStep = time.Now(), time.Time{}, false, false // its budget is this invocation's
+	inv.liveAt, inv.fresh, inv.longStep = time.Time{}, false, false // its budget is this invocation's
 }
 
 // tailFits reports whether tail is what the log holds after the parked
