@@ -18,7 +18,9 @@
 //
 // All writes go through one connection, serialised by a mutex, with
 // prepared statements and one short IMMEDIATE transaction per call; reads
-// use a small pool of their own, which WAL lets run beside the writer.
+// use a small pool of their own, which WAL lets run beside the writer. A
+// read holds its connection only while it reads, never while it waits for
+// another or for anything else, so no size of that pool can deadlock.
 // Waiters (Receive, WaitEvents, WaitStream) are woken in-process by the
 // writes that concern them, so they never poll. Writes by another process
 // sharing the directory are therefore not noticed until a waiter checks
@@ -60,7 +62,12 @@ type config struct {
 	fsync     func(*os.File) error // syncs the WAL; tests replace it to watch what each fsync covers
 	existing  bool
 	retention time.Duration
+	readers   int // the reader pool's connections; tests shrink it to catch a read that waits for a second one
 }
+
+// readerConns is the reader pool's size: enough for a worker's reads to
+// run beside each other; each connection keeps its own page cache.
+const readerConns = 4
 
 // WithClock replaces the wall clock, for tests that control time. Waiters
 // sleep on real timers for the clock's differences, so a test that moves
@@ -136,7 +143,7 @@ var errClosed = errors.New("local: world closed")
 // Open opens the World stored in dir, creating the directory and the
 // database as needed.
 func Open(dir string, opts ...Option) (*World, error) {
-	cfg := config{clock: wallClock{}, fsync: (*os.File).Sync}
+	cfg := config{clock: wallClock{}, fsync: (*os.File).Sync, readers: readerConns}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -153,7 +160,7 @@ func Open(dir string, opts ...Option) (*World, error) {
 	}
 	w := &World{clock: cfg.clock, retention: world.RetentionOrDefault(cfg.retention), id: rand.Text(),
 		closed: make(chan struct{}), dir: dir, dur: newDurability(path, cfg.fullSync, cfg.fsync)}
-	if err := w.open(path); err != nil {
+	if err := w.open(path, cfg.readers); err != nil {
 		w.dur.close()
 		w.closeDBs()
 		return nil, fmt.Errorf("local: open %s: %w", path, err)
@@ -163,7 +170,7 @@ func Open(dir string, opts ...Option) (*World, error) {
 	return w, nil
 }
 
-func (w *World) open(path string) error {
+func (w *World) open(path string, readers int) error {
 	var err error
 	// One connection: SQLite has a single writer anyway, and keeping it
 	// lets the statements stay prepared.
@@ -187,8 +194,10 @@ func (w *World) open(path string) error {
 	if w.rdb, err = sql.Open("sqlite", dsn(path, "query_only(1)")); err != nil {
 		return err
 	}
-	w.rdb.SetMaxOpenConns(4)
-	w.rdb.SetMaxIdleConns(4)
+	// No read waits for a second connection while it holds one (nor
+	// does anything hold one for long), so any size is free of deadlock.
+	w.rdb.SetMaxOpenConns(readers)
+	w.rdb.SetMaxIdleConns(readers)
 	if err = w.rs.prepare(ctx, w.rdb); err != nil {
 		return err
 	}

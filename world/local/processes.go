@@ -1,8 +1,6 @@
 package local
 
 import (
-	"context"
-	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -52,30 +50,28 @@ func (w *World) claimQueue() error {
 const crossProcessInterval = 250 * time.Millisecond
 
 // watchOtherProcesses wakes every waiter when another process has committed
-// to the database (SQLite's data_version changes), so a cancellation or a
-// hook resume written by another process reaches a waiting worker within
-// crossProcessInterval. Waiters re-check their condition when woken.
+// to the database, so a cancellation or a hook resume written by another
+// process reaches a waiting worker within crossProcessInterval. Waiters
+// re-check their condition when woken.
+//
+// It asks the writer connection for SQLite's data_version, which changes
+// only when another connection has committed: this World's own commits,
+// which wake their waiters themselves, do not count. The writer rather
+// than a connection of the reader pool, which the watch would hold for the
+// World's life: with one reader left, every read would wait for it.
 //
 // It reads the first data_version before it returns and watches in the
 // background from there: read later, a commit made between Open and that
 // read would never wake anyone.
 func (w *World) watchOtherProcesses() {
-	ctx := context.Background()
-	conn, err := w.rdb.Conn(ctx)
+	last, err := w.dataVersion()
 	if err != nil {
 		return
 	}
-	var last int64
-	if conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&last) != nil {
-		conn.Close()
-		return
-	}
-	w.background.Go(func() { w.watchDataVersion(conn, last) })
+	w.background.Go(func() { w.watchDataVersion(last) })
 }
 
-func (w *World) watchDataVersion(conn *sql.Conn, last int64) {
-	ctx := context.Background()
-	defer conn.Close()
+func (w *World) watchDataVersion(last int64) {
 	tick := time.NewTicker(crossProcessInterval)
 	defer tick.Stop()
 	for {
@@ -84,8 +80,8 @@ func (w *World) watchDataVersion(conn *sql.Conn, last int64) {
 			return
 		case <-tick.C:
 		}
-		var version int64
-		if conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&version) != nil {
+		version, err := w.dataVersion()
+		if err != nil {
 			continue
 		}
 		if version != last {
@@ -94,4 +90,11 @@ func (w *World) watchDataVersion(conn *sql.Conn, last int64) {
 		}
 		last = version
 	}
+}
+
+// dataVersion reads the writer connection's data_version.
+func (w *World) dataVersion() (version int64, err error) {
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
+	return version, w.ws.dataVersion.QueryRow().Scan(&version)
 }

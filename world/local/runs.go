@@ -195,6 +195,26 @@ func (w *World) ListRuns(ctx context.Context, f world.RunFilter) (world.RunPage,
 	if err != nil {
 		return world.RunPage{}, fmt.Errorf("list runs: %w", err)
 	}
+	page, err := scanRunPage(rows, limit)
+	if err != nil {
+		return world.RunPage{}, fmt.Errorf("list runs: %w", err)
+	}
+	var ended []topic
+	for _, r := range page.Runs {
+		if r.Status.Terminal() {
+			ended = append(ended, runTopic(r.ID))
+		}
+	}
+	if err := w.dur.awaitFence(ended...); err != nil {
+		return world.RunPage{}, fmt.Errorf("list runs: %w", err)
+	}
+	return page, nil
+}
+
+// scanRunPage reads up to limit runs of (seq, runReadColumns) and closes
+// rows, so that the connection goes back to the pool before ListRuns waits
+// for a fence: a further row means a next page.
+func scanRunPage(rows *sql.Rows, limit int) (world.RunPage, error) {
 	defer rows.Close()
 	var (
 		page    world.RunPage
@@ -208,23 +228,11 @@ func (w *World) ListRuns(ctx context.Context, f world.RunFilter) (world.RunPage,
 		var seq int64
 		r, err := scanRun(rows, &seq)
 		if err != nil {
-			return world.RunPage{}, fmt.Errorf("list runs: %w", err)
+			return world.RunPage{}, err
 		}
 		page.Runs, lastSeq = append(page.Runs, r), seq
 	}
-	if err := rows.Err(); err != nil {
-		return world.RunPage{}, fmt.Errorf("list runs: %w", err)
-	}
-	var ended []topic
-	for _, r := range page.Runs {
-		if r.Status.Terminal() {
-			ended = append(ended, runTopic(r.ID))
-		}
-	}
-	if err := w.dur.awaitFence(ended...); err != nil {
-		return world.RunPage{}, fmt.Errorf("list runs: %w", err)
-	}
-	return page, nil
+	return page, rows.Err()
 }
 
 // AppendEvents implements world.Store.

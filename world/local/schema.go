@@ -193,6 +193,8 @@ type writeStmts struct {
 
 	streamState, putStreamLength, insertChunk, closeStream *sql.Stmt
 
+	dataVersion *sql.Stmt // for watchOtherProcesses
+
 	// all holds every statement above, for close: statements prepared on
 	// a sql.Conn are not closed with it, and SQLite keeps a connection
 	// with open statements open (a zombie holding the database, its WAL
@@ -288,6 +290,8 @@ func (s *writeStmts) prepare(ctx context.Context, conn *sql.Conn) error {
 		&s.insertChunk:     `INSERT INTO stream_chunks (name, idx, data) VALUES (?, ?, ?)`,
 		&s.closeStream: `INSERT INTO streams (name, length, closed, closed_at) VALUES (?1, 0, 1, ?2)
 			ON CONFLICT (name) DO UPDATE SET closed = 1, closed_at = coalesce(closed_at, ?2)`,
+
+		&s.dataVersion: `PRAGMA data_version`,
 	})
 }
 
