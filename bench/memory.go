@@ -25,9 +25,10 @@ type Memory struct {
 	Inflight  *MemSample `json:"inflightBranches,omitempty"`
 }
 
-// MemSample is one child's reading. PeakKB is VmHWM (peak resident set),
-// the rest are for context: the process before any run started, the
-// resident set at the moment of measurement, and the live Go heap then;
+// MemSample is one child's reading. PeakKB is VmHWM (peak resident set)
+// from the start until the runs were held for HoldSeconds; the rest are
+// for context: the process before any run started, the resident set at
+// the moment of measurement, and the live Go heap then;
 // of the resident set, the Go heap's pages the runtime holds from the OS
 // (live or free, not yet returned) and the goroutines' stacks, so that
 // what is left of RSS is the binary and memory outside Go's (SQLite's).
@@ -42,7 +43,15 @@ type MemSample struct {
 	StackKB      int64   `json:"goStackInuseKb"`
 	Goroutines   int     `json:"goroutines"`
 	SetupSeconds float64 `json:"setupSeconds"`
+	HoldSeconds  float64 `json:"holdSeconds,omitempty"`
 }
+
+// suspendedHold is how long the suspended-runs child holds its runs
+// after the last one suspended before it reads the peak: a worker holds
+// waiting runs for hours, and what it does meanwhile (polling, timers,
+// a cache's upkeep) takes memory too, which the instant the last run
+// suspended does not show.
+const suspendedHold = 2 * time.Second
 
 // procStatus reads VmRSS and VmHWM from /proc/self/status, in kB.
 func procStatus() (rss, hwm int64) {
@@ -148,6 +157,10 @@ func RunChild(subjects []Subject, args []string, stdout io.Writer) error {
 		return err
 	}
 	sample.SetupSeconds = time.Since(start).Seconds()
+	if args[1] == "suspended" {
+		time.Sleep(suspendedHold)
+		sample.HoldSeconds = suspendedHold.Seconds()
+	}
 	sample.RSSKB, sample.PeakKB = procStatus()
 	sample.Goroutines = runtime.NumGoroutine()
 	var ms runtime.MemStats
