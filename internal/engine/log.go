@@ -30,11 +30,12 @@ const (
 // newRunLogger is the logger of one invocation: the engine's, with the
 // run's identity (and the deployment driving it) on every line.
 func (e *Engine) newRunLogger(run world.Run) *slog.Logger {
-	l := e.logger().With(LogRunID, run.ID, LogWorkflow, run.Workflow)
+	// One With, not two: each copies the handler's attributes, and every
+	// delivery makes a logger.
 	if e.Deployment != "" {
-		l = l.With(LogDeployment, e.Deployment)
+		return e.logger().With(LogRunID, run.ID, LogWorkflow, run.Workflow, LogDeployment, e.Deployment)
 	}
-	return l
+	return e.logger().With(LogRunID, run.ID, LogWorkflow, run.Workflow)
 }
 
 // logAt writes one line with the invocation's context, from which a
