@@ -88,13 +88,13 @@ func (e *Engine) park(inv *invocation, err error) {
 		return
 	}
 	inv.end()
-	inv.shed()
 	maxRuns, maxBytes := e.warmBounds()
 	size := inv.warmSize()
 	if maxRuns < 0 || maxBytes < 0 || size > maxBytes {
 		inv.sched.unwind()
 		return
 	}
+	inv.shed()
 	c := &e.warm
 	var evicted []*invocation
 	c.mu.Lock()

@@ -3,7 +3,6 @@ package aws
 import (
 	"context"
 	"errors"
-	"fmt"
 	"maps"
 	"sync"
 	"sync/atomic"
@@ -49,14 +48,7 @@ func TestResumeWakesWhileCheckingTheHook(t *testing.T) {
 	w := newTestWorld(t)
 	ctx, stop := context.WithTimeout(t.Context(), time.Minute)
 	defer stop()
-	token := fmt.Sprint("aws-test-wake:", time.Now().UnixNano())
-	run, err := workflow.Start(ctx, workflow.NewClient(w), awsWaiter, token)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := workflow.NewWorker(w, workflow.WorkerOptions{}).Process(ctx, run.ID); err != nil {
-		t.Fatal(err)
-	}
+	run, token := suspendedWaiter(t, ctx, w, "aws-test-wake:")
 	spy := &wakeSpy{World: w, sending: make(chan struct{})}
 	w.ResetCalls()
 	if err := workflow.ResumeHook(ctx, workflow.NewClient(spy), token, "go"); err != nil {
@@ -93,14 +85,7 @@ func TestFoldUsesTheRunsRead(t *testing.T) {
 	w := newTestWorld(t)
 	ctx, stop := context.WithTimeout(t.Context(), time.Minute)
 	defer stop()
-	token := fmt.Sprint("aws-test-fold:", time.Now().UnixNano())
-	run, err := workflow.Start(ctx, workflow.NewClient(w), awsWaiter, token)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := workflow.NewWorker(w, workflow.WorkerOptions{}).Process(ctx, run.ID); err != nil {
-		t.Fatal(err)
-	}
+	run, token := suspendedWaiter(t, ctx, w, "aws-test-fold:")
 	if err := workflow.ResumeHook(ctx, workflow.NewClient(w), token, "go"); err != nil {
 		t.Fatal(err)
 	}

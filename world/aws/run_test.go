@@ -123,6 +123,21 @@ var awsWaiter = workflow.Define("aws-test.waiter", func(ctx workflow.Context, to
 	return workflow.CreateHook[string](ctx, workflow.WithToken(token)).Receive(ctx)
 })
 
+// suspendedWaiter starts an awsWaiter on a token named after prefix and
+// drives it, on a worker of its own, until it waits on the hook.
+func suspendedWaiter(t *testing.T, ctx context.Context, w *World, prefix string) (*workflow.Run[string], string) {
+	t.Helper()
+	token := fmt.Sprint(prefix, time.Now().UnixNano())
+	run, err := workflow.Start(ctx, workflow.NewClient(w), awsWaiter, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := workflow.NewWorker(w, workflow.WorkerOptions{}).Process(ctx, run.ID); err != nil {
+		t.Fatal(err)
+	}
+	return run, token
+}
+
 // The lease's cost to an invocation that suspends: one UpdateItem to
 // acquire the lease and one to release it, whatever the invocation does.
 func TestLeaseCallsPerInvocation(t *testing.T) {
