@@ -7,9 +7,9 @@ import (
 )
 
 // checkpointEvery is how many commits the writer makes between two
-// background checkpoints. A workflow step's commit writes about nine WAL
-// pages, so 100 commits are close to SQLite's own threshold of 1,000
-// pages: the WAL stays a few megabytes.
+// background checkpoints. A run's commits write two to nine WAL pages
+// each (pages_test.go), so 100 commits stay under SQLite's own threshold
+// of 1,000 pages: the WAL stays a few megabytes.
 const checkpointEvery = 100
 
 // checkpointer copies the WAL's pages into the database file off the

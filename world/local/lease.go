@@ -13,14 +13,21 @@ import (
 var _ world.Leaser = (*World)(nil)
 
 // AcquireLease implements world.Leaser.
-func (w *World) AcquireLease(_ context.Context, runID string, lease world.Lease, now time.Time) (world.Lease, error) {
-	var held world.Lease
+func (w *World) AcquireLease(ctx context.Context, runID string, lease world.Lease, now time.Time) (world.Lease, error) {
+	held, _, err := w.AcquireLeaseAt(ctx, runID, lease, now)
+	return held, err
+}
+
+// AcquireLeaseAt implements world.RunReader: the lease's UPDATE returns
+// the run's last slot as it found it.
+func (w *World) AcquireLeaseAt(_ context.Context, runID string, lease world.Lease, now time.Time) (world.Lease, int64, error) {
+	var (
+		held world.Lease
+		last int64
+	)
 	err := w.write(func(s *writeStmts) error {
-		res, err := s.acquireLease.Exec(runID, lease.Owner, timeArg(lease.Until), timeArg(now), w.id)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 1 {
+		err := s.acquireLease.QueryRow(runID, lease.Owner, timeArg(lease.Until), timeArg(now), w.id).Scan(&last)
+		if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
 		if _, held, err = leaseOf(s, runID); err != nil {
@@ -29,9 +36,9 @@ func (w *World) AcquireLease(_ context.Context, runID string, lease world.Lease,
 		return world.ErrLeaseHeld
 	})
 	if err != nil {
-		return held, fmt.Errorf("lease run %s: %w", runID, err)
+		return held, -1, fmt.Errorf("lease run %s: %w", runID, err)
 	}
-	return lease, nil
+	return lease, last, nil
 }
 
 // RenewLease implements world.Leaser.

@@ -115,6 +115,7 @@ type World struct {
 	wdb   *sql.DB
 	ws    writeStmts
 	dur   *durability
+	fresh freshRuns // runs just started, for the worker's first read (readrun.go)
 	ckpt  *checkpointer
 
 	rdb *sql.DB

@@ -86,6 +86,7 @@ func (w *World) watchDataVersion(last int64) {
 		}
 		if version != last {
 			w.slots.reset() // the other process's appends are not in it
+			w.fresh.reset()
 			w.signals.fireAll()
 		}
 		last = version

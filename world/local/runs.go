@@ -92,6 +92,9 @@ func (w *World) storeRun(run world.Run, first []world.Event, msg *world.Message,
 		return existing, fmt.Errorf("create run %s: %w", run.ID, world.ErrRunExists)
 	}
 	w.slots.note(run.ID, int64(len(first)), run.Status.Terminal())
+	if queued && !run.Status.Terminal() && w.dur.serving.Load() {
+		w.fresh.put(run, first) // for the worker's first read of it, soon
+	}
 	w.signals.fire(runTopic(run.ID))
 	run.Attributes = maps.Clone(run.Attributes)
 	run.LastSlot = int64(len(first))
@@ -136,6 +139,18 @@ type scanner interface{ Scan(dest ...any) error }
 
 // scanRun reads a row of runReadColumns, after the columns lead scans.
 func scanRun(row scanner, lead ...any) (world.Run, error) {
+	return scanRunAmong(row, lead, nil)
+}
+
+// scanRunThen reads a row of runReadColumns followed by the columns trail
+// scans.
+func scanRunThen(row scanner, trail ...any) (world.Run, error) {
+	return scanRunAmong(row, nil, trail)
+}
+
+// scanRunAmong reads a row of the columns lead scans, runReadColumns and
+// the columns trail scans.
+func scanRunAmong(row scanner, lead, trail []any) (world.Run, error) {
 	var (
 		r                      world.Run
 		status                 string
@@ -144,7 +159,7 @@ func scanRun(row scanner, lead ...any) (world.Run, error) {
 		created, updated       sql.NullInt64
 	)
 	dest := append(lead, &r.ID, &r.Workflow, &status, &input, &output, &errJSON, &attrs, &created, &updated, &r.LastSlot)
-	if err := row.Scan(dest...); err != nil {
+	if err := row.Scan(append(dest, trail...)...); err != nil {
 		return world.Run{}, err
 	}
 	r.Status, r.Input, r.Output, r.Error = world.RunStatus(status), input, output, errJSON
@@ -285,10 +300,17 @@ func (w *World) appendCommitted(owner, runID string, from int64, events []world.
 			w.dur.fenceNext(runTopic(runID))
 		}
 		var res sql.Result
-		if update == nil {
-			res, err = s.advanceSlot.Exec(runID, from, from+int64(len(events)), nullIfEmpty(owner), now)
-		} else {
-			res, err = s.advanceRun.Exec(runID, from, from+int64(len(events)), status, finished,
+		to := from + int64(len(events))
+		switch {
+		case update == nil && owner != "":
+			res, err = s.advanceSlot.Exec(runID, from, to, owner)
+		case update == nil:
+			res, err = s.advanceSlotDue.Exec(runID, from, to, now)
+		case owner != "" && !u.Status.Terminal():
+			res, err = s.advanceRunLeased.Exec(runID, from, to, status, finished,
+				blobArg(u.Output), blobArg(u.Error), attrs, updatedAt, owner)
+		default:
+			res, err = s.advanceRun.Exec(runID, from, to, status, finished,
 				blobArg(u.Output), blobArg(u.Error), attrs, updatedAt, nullIfEmpty(owner), now)
 		}
 		if err != nil {
@@ -306,6 +328,7 @@ func (w *World) appendCommitted(owner, runID string, from int64, events []world.
 		return missed, fmt.Errorf("append to run %s at slot %d: %w", runID, from, err)
 	}
 	w.slots.note(runID, from+int64(len(events))-1, u.Status.Terminal())
+	w.fresh.forget(runID)
 	w.signals.fire(runTopic(runID))
 	return nil, nil
 }

@@ -175,14 +175,29 @@ func migrate(ctx context.Context, conn *sql.Conn) error {
 const runColumns = `id, workflow, status, input, output, error, attributes, created_at, updated_at`
 
 // runReadColumns are what scanRun reads: the stored columns and the slot
-// of the last event.
-const runReadColumns = runColumns + `, next_slot - 1`
+// of the last event; runReadColumnCount counts them.
+const (
+	runReadColumns     = runColumns + `, next_slot - 1`
+	runReadColumnCount = 10
+)
+
+// advanceRunSet is the SET list of the appends that update the run
+// (advanceRun, advanceRunLeased), before their due_at and WHERE clauses.
+const advanceRunSet = `UPDATE runs SET
+				next_slot = ?3,
+				status = coalesce(?4, status),
+				finished = coalesce(?5, finished),
+				output = coalesce(?6, output),
+				error = coalesce(?7, error),
+				attributes = coalesce(json_patch(coalesce(attributes, '{}'), ?8), attributes),
+				updated_at = coalesce(?9, updated_at)`
 
 // writeStmts are prepared on the writer connection and used under World.wmu.
 type writeStmts struct {
 	begin, commit, rollback *sql.Stmt
 
-	insertRun, runByID, advanceRun, advanceSlot, runState *sql.Stmt
+	insertRun, runByID, runState                              *sql.Stmt
+	advanceRun, advanceRunLeased, advanceSlot, advanceSlotDue *sql.Stmt
 
 	acquireLease, renewLease, releaseLease, leaseState, releaseOthersLeases *sql.Stmt
 	insertEvent, eventsFrom                                                 *sql.Stmt
@@ -226,25 +241,26 @@ func (s *writeStmts) prepare(ctx context.Context, conn *sql.Conn) error {
 		// the writer holds the lease; NULL arguments leave a column be. An
 		// append from outside the run (?10 NULL) makes it due at ?11; the
 		// end of the run clears its due time.
-		&s.advanceRun: `UPDATE runs SET
-				next_slot = ?3,
-				status = coalesce(?4, status),
-				finished = coalesce(?5, finished),
-				output = coalesce(?6, output),
-				error = coalesce(?7, error),
-				attributes = coalesce(json_patch(coalesce(attributes, '{}'), ?8), attributes),
-				updated_at = coalesce(?9, updated_at),
+		&s.advanceRun: advanceRunSet + `,
 				due_at = CASE WHEN coalesce(?5, 0) = 1 THEN NULL WHEN ?10 IS NULL THEN ?11 ELSE due_at END
 			WHERE id = ?1 AND next_slot = ?2 AND finished = 0 AND (?10 IS NULL OR lease_owner = ?10)`,
+		// advanceRun for a leased append that does not end the run: it
+		// does not set due_at, so that SQLite rewrites no page of the
+		// runs_due index (it rewrites an index entry for every column a
+		// SET names, changed or not).
+		&s.advanceRunLeased: advanceRunSet + `
+			WHERE id = ?1 AND next_slot = ?2 AND finished = 0 AND lease_owner = ?10`,
 		// advanceRun for an append with no run update: it leaves the
-		// indexed status column alone, so that SQLite rewrites no page of
-		// its index (a step's append writes one page fewer).
-		&s.advanceSlot: `UPDATE runs SET next_slot = ?3, due_at = CASE WHEN ?4 IS NULL THEN ?5 ELSE due_at END
-			WHERE id = ?1 AND next_slot = ?2 AND finished = 0 AND (?4 IS NULL OR lease_owner = ?4)`,
+		// indexed status and, leased (?4), due_at columns alone, so that a
+		// step's append writes two pages, the run's and the log's.
+		&s.advanceSlot: `UPDATE runs SET next_slot = ?3
+			WHERE id = ?1 AND next_slot = ?2 AND finished = 0 AND lease_owner = ?4`,
+		&s.advanceSlotDue: `UPDATE runs SET next_slot = ?3, due_at = ?4
+			WHERE id = ?1 AND next_slot = ?2 AND finished = 0`,
 		&s.runState: `SELECT next_slot, finished FROM runs WHERE id = ?`,
 
 		&s.acquireLease: `UPDATE runs SET lease_owner = ?2, lease_until = ?3, lease_world = ?5
-			WHERE id = ?1 AND (lease_owner IS NULL OR lease_owner = ?2 OR lease_until <= ?4)`,
+			WHERE id = ?1 AND (lease_owner IS NULL OR lease_owner = ?2 OR lease_until <= ?4) RETURNING next_slot - 1`,
 		&s.renewLease: `UPDATE runs SET lease_until = ?3 WHERE id = ?1 AND lease_owner = ?2`,
 		// A suspension (?4) with no event after the releaser's last (?3)
 		// makes the run due at its wake-up (?6, NULL: never) and clears the
@@ -300,9 +316,9 @@ const hookColumns = `token, run_id, correlation_id, kind, metadata, created_at, 
 // readStmts are prepared on the read pool. Every statement on that pool
 // runs under readContext.
 type readStmts struct {
-	run, runExists, events, nextSlot *sql.Stmt
-	hook                             *sql.Stmt
-	streamState, chunks              *sql.Stmt
+	run, runExists, events, nextSlot, runAndLog *sql.Stmt
+	hook                                        *sql.Stmt
+	streamState, chunks                         *sql.Stmt
 }
 
 func (s *readStmts) prepare(ctx context.Context, db *sql.DB) error {
@@ -312,6 +328,12 @@ func (s *readStmts) prepare(ctx context.Context, db *sql.DB) error {
 		&s.events: `SELECT slot, type, correlation_id, payload, created_at
 			FROM events WHERE run_id = ? AND slot > ? ORDER BY slot`,
 		&s.nextSlot: `SELECT next_slot FROM runs WHERE id = ?`,
+		// ReadRun's: the run's columns with each of the first ?3 events
+		// after slot ?2, or with NULLs if there is none.
+		&s.runAndLog: `SELECT ` + runReadColumns + `, e.slot, e.type, e.correlation_id, e.payload, e.at
+			FROM runs LEFT JOIN (SELECT slot, type, correlation_id, payload, created_at AS at
+				FROM events WHERE run_id = ?1 AND slot > ?2 ORDER BY slot LIMIT ?3) e
+			WHERE id = ?1 ORDER BY e.slot`,
 
 		&s.hook: `SELECT ` + hookColumns + ` FROM hooks WHERE token = ?`,
 
