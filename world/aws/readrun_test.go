@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"maps"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/world"
+	"github.com/lambdaworkflow/workflow/world/worldtest/flowtest"
 )
 
 // leaseSpy is the AWS World noting the calls made when the lease is
@@ -62,70 +62,32 @@ func TestInvocationReadsRunAndLogOnce(t *testing.T) {
 	}
 }
 
-var lateSteps atomic.Int64
-
-var lateStep = workflow.DefineStep("aws-test.late-step", func(ctx context.Context, n int) (int, error) {
-	lateSteps.Add(1)
-	return n + 1, nil
-})
-
-var lateFlow = workflow.Define("aws-test.late", func(ctx workflow.Context, token string) (int, error) {
-	n, err := lateStep.Call(ctx, 0)
-	if err != nil {
-		return 0, err
-	}
-	_, err = workflow.CreateHook[string](ctx, workflow.WithToken(token)).Receive(ctx)
-	return n, err
-})
-
 // What another invocation writes between an invocation's read and its
 // lease (a step's result, before it released the lease) reaches the
 // invocation through the lease's answer and one more Query: the step is
-// not run again.
+// not run again, and the overtaken invocation writes nothing.
 func TestWritesBetweenReadAndLeaseAreRead(t *testing.T) {
 	w := newTestWorld(t)
-	ctx, stop := context.WithTimeout(t.Context(), time.Minute)
-	defer stop()
 	other, err := New(emulatorConfig(t), w.opts) // another process on the same resources
 	if err != nil {
 		t.Fatal(err)
 	}
-	token := fmt.Sprint("aws-test-late:", time.Now().UnixNano())
-	run, err := workflow.Start(ctx, workflow.NewClient(w), lateFlow, token)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lateSteps.Store(0)
-	var otherErr error
-	reader := &leaseSpy{World: w, after: func() {
-		// Runs the step, claims the hook and releases the lease.
-		otherErr = workflow.NewWorker(other, workflow.WorkerOptions{}).Process(ctx, run.ID)
-	}}
-	w.ResetCalls()
-	if err := workflow.NewWorker(reader, workflow.WorkerOptions{}).Process(ctx, run.ID); err != nil {
-		t.Fatal(err)
-	}
-	if otherErr != nil {
-		t.Fatal(otherErr)
-	}
-	calls := w.Calls()
-	t.Logf("AWS calls of the invocation whose read the other one overtook: %v", calls)
-	if n := lateSteps.Load(); n != 1 {
-		t.Fatalf("the step ran %d times, want once", n)
-	}
-	if n := calls["DynamoDB.Query"]; n != 3 {
-		t.Errorf("%d Query, want 3: the early read, the tail the lease said it missed and the inbox after the release", n)
-	}
-	if n := calls["DynamoDB.TransactWriteItems"]; n != 0 {
-		t.Errorf("%d TransactWriteItems, want none: everything was done already", n)
-	}
-	if err := workflow.ResumeHook(ctx, workflow.NewClient(w), token, "go"); err != nil {
-		t.Fatal(err)
-	}
-	go workflow.NewWorker(w, workflow.WorkerOptions{}).Run(ctx)
-	if got, err := run.Result(ctx); err != nil || got != 1 {
-		t.Fatalf("got %d, %v; want 1", got, err)
-	}
+	flowtest.RunOvertaking(t, flowtest.Overtaking{
+		World:  w,
+		Reader: func(after func()) world.World { return &leaseSpy{World: w, after: after} },
+		Other:  other,
+		Before: w.ResetCalls,
+		After: func() {
+			calls := w.Calls()
+			t.Logf("AWS calls of the invocation whose read the other one overtook: %v", calls)
+			if n := calls["DynamoDB.Query"]; n != 3 {
+				t.Errorf("%d Query, want 3: the early read, the tail the lease said it missed and the inbox after the release", n)
+			}
+			if n := calls["DynamoDB.TransactWriteItems"]; n != 0 {
+				t.Errorf("%d TransactWriteItems, want none: everything was done already", n)
+			}
+		},
+	})
 }
 
 // A log too long for one Query page is not read by ReadRun: the run comes
