@@ -61,16 +61,16 @@ func (w *World) readRunAndLog(ctx context.Context, id string, after int64) (worl
 		run    world.Run
 		events []world.Event
 		seen   bool
+		e      eventRow
+		later  []any // a later row's destinations: its run columns dropped, its event's into e
 	)
 	for rows.Next() {
-		var (
-			e       eventRow
-			scanned error
-		)
+		var scanned error
 		if !seen {
 			run, scanned = scanRunThen(rows, e.dest()...)
+			later = append(skipRunColumns(), e.dest()...)
 		} else {
-			scanned = rows.Scan(append(skipRunColumns(), e.dest()...)...)
+			scanned = rows.Scan(later...)
 		}
 		if scanned != nil {
 			return world.Run{}, nil, false, scanned
@@ -170,9 +170,7 @@ func (f *freshRuns) take(id string) (freshRun, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	r, ok := f.runs[id]
-	if ok {
-		delete(f.runs, id)
-	}
+	delete(f.runs, id)
 	return r, ok
 }
 
