@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lambdaworkflow/workflow/internal/crashtest/crashproc"
+	"github.com/lambdaworkflow/workflow/internal/testrig/crashtest/crashproc"
 	"github.com/lambdaworkflow/workflow/world"
 	"github.com/lambdaworkflow/workflow/world/local"
 )

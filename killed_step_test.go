@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/lambdaworkflow/workflow"
-	"github.com/lambdaworkflow/workflow/internal/crashtest/crashproc"
+	"github.com/lambdaworkflow/workflow/internal/testrig/crashtest/crashproc"
 	"github.com/lambdaworkflow/workflow/world/local"
 )
 

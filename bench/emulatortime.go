@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/lambdaworkflow/workflow/internal/faultproxy"
+	"github.com/lambdaworkflow/workflow/internal/testrig/faultproxy"
 )
 
 // callTimer is a World whose calls can be timed at the latency proxy

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/lambdaworkflow/workflow"
-	"github.com/lambdaworkflow/workflow/internal/faultproxy"
+	"github.com/lambdaworkflow/workflow/internal/testrig/faultproxy"
 	awsworld "github.com/lambdaworkflow/workflow/world/aws"
 )
 

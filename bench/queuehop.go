@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/lambdaworkflow/workflow/internal/faultproxy"
+	"github.com/lambdaworkflow/workflow/internal/testrig/faultproxy"
 	"github.com/lambdaworkflow/workflow/world"
 	awsworld "github.com/lambdaworkflow/workflow/world/aws"
 )

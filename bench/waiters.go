@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/lambdaworkflow/workflow"
-	"github.com/lambdaworkflow/workflow/internal/emulator"
-	"github.com/lambdaworkflow/workflow/internal/waitrate"
+	"github.com/lambdaworkflow/workflow/internal/testrig/emulator"
+	"github.com/lambdaworkflow/workflow/internal/testrig/waitrate"
 	awsworld "github.com/lambdaworkflow/workflow/world/aws"
 )
 

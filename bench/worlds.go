@@ -10,8 +10,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
-	"github.com/lambdaworkflow/workflow/internal/emulator"
-	"github.com/lambdaworkflow/workflow/internal/faultproxy"
+	"github.com/lambdaworkflow/workflow/internal/testrig/emulator"
+	"github.com/lambdaworkflow/workflow/internal/testrig/faultproxy"
 	"github.com/lambdaworkflow/workflow/world"
 	awsworld "github.com/lambdaworkflow/workflow/world/aws"
 	"github.com/lambdaworkflow/workflow/world/local"
@@ -43,7 +43,7 @@ func Worlds() []Subject {
 		{Name: "aws", Description: "world/aws: DynamoDB + SQS + S3 (+ an AppSync Events API pushing stream writes to readers) on the MiniStack emulator at " + emulator.Endpoint, Open: openSDK(openAWS(false))},
 		{
 			Name:        "aws-inregion",
-			Description: "world/aws on MiniStack behind a proxy that holds each call for an in-region latency (internal/faultproxy InRegion: TransactWriteItems 10 ms, PutItem/UpdateItem 5 ms, Query 3 ms, GetItem 2 ms, SQS 6 ms, an AppSync Events publish 10 ms at the median; stream readers subscribe over its WebSocket, passed unheld)",
+			Description: "world/aws on MiniStack behind a proxy that holds each call for an in-region latency (internal/testrig/faultproxy InRegion: TransactWriteItems 10 ms, PutItem/UpdateItem 5 ms, Query 3 ms, GetItem 2 ms, SQS 6 ms, an AppSync Events publish 10 ms at the median; stream readers subscribe over its WebSocket, passed unheld)",
 			Open:        openSDK(openAWS(true)),
 			FullLongRun: true,
 			Targets:     InRegionTargets,

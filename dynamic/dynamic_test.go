@@ -10,7 +10,7 @@ import (
 
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/dynamic"
-	"github.com/lambdaworkflow/workflow/internal/readcount"
+	"github.com/lambdaworkflow/workflow/internal/testrig/readcount"
 	"github.com/lambdaworkflow/workflow/world"
 	"github.com/lambdaworkflow/workflow/world/memory"
 )

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/lambdaworkflow/workflow/examples/lambdaapp"
-	"github.com/lambdaworkflow/workflow/internal/emulator"
+	"github.com/lambdaworkflow/workflow/internal/testrig/emulator"
 )
 
 func TestEndToEndOnEmulator(t *testing.T) {

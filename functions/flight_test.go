@@ -22,7 +22,7 @@ import (
 	"github.com/lambdaworkflow/workflow/agent"
 	"github.com/lambdaworkflow/workflow/agent/agenttest/fakeprovider"
 	"github.com/lambdaworkflow/workflow/agent/chat"
-	"github.com/lambdaworkflow/workflow/internal/emulator"
+	"github.com/lambdaworkflow/workflow/internal/testrig/emulator"
 )
 
 // greeting is the traveller's first message: the stand-in hands its model

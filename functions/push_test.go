@@ -8,7 +8,7 @@ import (
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/agent/chat"
 	"github.com/lambdaworkflow/workflow/examples/flight"
-	"github.com/lambdaworkflow/workflow/internal/emulator"
+	"github.com/lambdaworkflow/workflow/internal/testrig/emulator"
 	"github.com/lambdaworkflow/workflow/internal/engine"
 	awsworld "github.com/lambdaworkflow/workflow/world/aws"
 )

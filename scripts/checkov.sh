@@ -2,15 +2,15 @@
 # Scans template.yaml with the pinned checkov (requirements-checkov.txt),
 # installing it first into a virtualenv of its own if needed
 # (scripts/pyvenv.sh). Fails on any finding that is neither fixed nor
-# skipped with its reason: in .checkov.yaml for the checks that do not
+# skipped with its reason: in scripts/checkov.yaml for the checks that do not
 # apply to the stack as a whole, in a resource's Metadata for the others.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$root/scripts/pyvenv.sh"
-venv=$(pyvenv checkov "$root/requirements-checkov.txt")
+venv=$(pyvenv checkov "$root/scripts/requirements-checkov.txt")
 
 cd "$root"
 # --skip-download: the policy metadata checkov would fetch from its vendor
 # only adds links and severities, and CI has no route there.
-exec "$venv/bin/checkov" --config-file .checkov.yaml --skip-download "$@"
+exec "$venv/bin/checkov" --config-file scripts/checkov.yaml --skip-download "$@"

@@ -18,7 +18,7 @@ health=http://127.0.0.1:$port/_ministack/health
 healthy() { curl -fs -o /dev/null --max-time 2 "$health"; }
 
 start() {
-	pyvenv ministack "$root/requirements-dev.txt" "$venv" >/dev/null
+	pyvenv ministack "$root/scripts/requirements-dev.txt" "$venv" >/dev/null
 	if healthy; then
 		echo "MiniStack already running on 127.0.0.1:$port"
 		return

@@ -82,7 +82,7 @@ output() { sed -n "s/^$1=//p" <<<"$2"; }
 # token), read with the SAM CLI's boto3.
 secretValue() {
 	local venv
-	venv=$(pyvenv sam "$root/requirements-sam.txt" "${WORKFLOW_SAM_VENV:-}")
+	venv=$(pyvenv sam "$root/scripts/requirements-sam.txt" "${WORKFLOW_SAM_VENV:-}")
 	"$venv/bin/python" -c 'import boto3, sys
 print(boto3.client("secretsmanager").get_secret_value(SecretId=sys.argv[1])["SecretString"])' "$1"
 }
@@ -95,7 +95,7 @@ print(boto3.client("secretsmanager").get_secret_value(SecretId=sys.argv[1])["Sec
 # (LocalStack's free tier): then the stack's readers poll.
 eventAPI() {
 	local venv
-	venv=$(pyvenv sam "$root/requirements-sam.txt" "${WORKFLOW_SAM_VENV:-}")
+	venv=$(pyvenv sam "$root/scripts/requirements-sam.txt" "${WORKFLOW_SAM_VENV:-}")
 	"$venv/bin/python" - "$1-streams" <<'PY' || echo "no AppSync Events on $AWS_ENDPOINT_URL: the stack's stream readers poll" >&2
 import boto3, sys
 name, namespace = sys.argv[1], "streams"
@@ -113,7 +113,7 @@ PY
 # deleteEventAPI deletes stack $1's Event API, if it has one.
 deleteEventAPI() {
 	local venv
-	venv=$(pyvenv sam "$root/requirements-sam.txt" "${WORKFLOW_SAM_VENV:-}")
+	venv=$(pyvenv sam "$root/scripts/requirements-sam.txt" "${WORKFLOW_SAM_VENV:-}")
 	"$venv/bin/python" - "$1-streams" <<'PY'
 import boto3, sys
 appsync = boto3.client("appsync")

@@ -8,7 +8,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$root/scripts/pyvenv.sh"
-venv=$(pyvenv sam "$root/requirements-sam.txt" "${WORKFLOW_SAM_VENV:-}")
+venv=$(pyvenv sam "$root/scripts/requirements-sam.txt" "${WORKFLOW_SAM_VENV:-}")
 
 export SAM_CLI_TELEMETRY=0
 exec "$venv/bin/sam" "$@"

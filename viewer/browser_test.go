@@ -15,7 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/lambdaworkflow/workflow"
-	"github.com/lambdaworkflow/workflow/internal/browsertest"
+	"github.com/lambdaworkflow/workflow/internal/testrig/browsertest"
 	"github.com/lambdaworkflow/workflow/viewer"
 	"github.com/lambdaworkflow/workflow/world/local"
 )

@@ -12,7 +12,7 @@ import (
 	"github.com/lambdaworkflow/workflow/agent/agenttest/fakeprovider"
 	"github.com/lambdaworkflow/workflow/agent/agenttest/modeltest"
 	"github.com/lambdaworkflow/workflow/agent/bedrock"
-	"github.com/lambdaworkflow/workflow/internal/emulator"
+	"github.com/lambdaworkflow/workflow/internal/testrig/emulator"
 	"github.com/lambdaworkflow/workflow/workflowtest"
 )
 

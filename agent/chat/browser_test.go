@@ -14,7 +14,7 @@ import (
 
 	"github.com/lambdaworkflow/workflow/agent/agenttest"
 	"github.com/lambdaworkflow/workflow/agent/chat"
-	"github.com/lambdaworkflow/workflow/internal/browsertest"
+	"github.com/lambdaworkflow/workflow/internal/testrig/browsertest"
 )
 
 // page follows a stream with the browser's EventSource and keeps what it

@@ -13,7 +13,7 @@ import (
 	"github.com/lambdaworkflow/workflow/agent"
 	"github.com/lambdaworkflow/workflow/agent/agenttest"
 	"github.com/lambdaworkflow/workflow/agent/chat"
-	"github.com/lambdaworkflow/workflow/internal/readcount"
+	"github.com/lambdaworkflow/workflow/internal/testrig/readcount"
 )
 
 // 100 clients connect to one turn's stream while the model is mid-answer,

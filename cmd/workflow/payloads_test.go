@@ -11,7 +11,7 @@ import (
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/codec"
 	"github.com/lambdaworkflow/workflow/codec/zstd"
-	"github.com/lambdaworkflow/workflow/internal/emulator"
+	"github.com/lambdaworkflow/workflow/internal/testrig/emulator"
 	awsworld "github.com/lambdaworkflow/workflow/world/aws"
 )
 

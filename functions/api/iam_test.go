@@ -16,7 +16,7 @@ import (
 
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/examples/lambdaapp"
-	"github.com/lambdaworkflow/workflow/internal/iamcheck"
+	"github.com/lambdaworkflow/workflow/internal/testrig/iamcheck"
 	"github.com/lambdaworkflow/workflow/webhook"
 	"github.com/lambdaworkflow/workflow/world"
 	"github.com/lambdaworkflow/workflow/world/aws"

@@ -22,7 +22,7 @@ import (
 	"github.com/lambdaworkflow/workflow/agent/chat"
 	"github.com/lambdaworkflow/workflow/examples/flight"
 	"github.com/lambdaworkflow/workflow/internal/engine"
-	"github.com/lambdaworkflow/workflow/internal/iamcheck"
+	"github.com/lambdaworkflow/workflow/internal/testrig/iamcheck"
 	"github.com/lambdaworkflow/workflow/world/aws"
 )
 

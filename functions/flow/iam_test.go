@@ -21,7 +21,7 @@ import (
 	"github.com/lambdaworkflow/workflow/agent"
 	"github.com/lambdaworkflow/workflow/agent/chat"
 	"github.com/lambdaworkflow/workflow/examples/flight"
-	"github.com/lambdaworkflow/workflow/internal/iamcheck"
+	"github.com/lambdaworkflow/workflow/internal/testrig/iamcheck"
 	"github.com/lambdaworkflow/workflow/lambda/flowhandler"
 	"github.com/lambdaworkflow/workflow/webhook"
 	"github.com/lambdaworkflow/workflow/world"

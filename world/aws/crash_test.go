@@ -15,12 +15,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lambdaworkflow/workflow/internal/emulator"
-	"github.com/lambdaworkflow/workflow/internal/faultproxy"
+	"github.com/lambdaworkflow/workflow/internal/testrig/emulator"
+	"github.com/lambdaworkflow/workflow/internal/testrig/faultproxy"
 	"github.com/lambdaworkflow/workflow/world"
 )
 
-// crashCase is a worker process (internal/awscrash) serving runs of a
+// crashCase is a worker process (internal/testrig/awscrash) serving runs of a
 // five-step workflow on resources of its own, behind a fault proxy of its
 // own. The test reads the World directly, past the proxy.
 type crashCase struct {
@@ -35,7 +35,7 @@ type crashCase struct {
 func buildAWSCrash(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "awscrash")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/lambdaworkflow/workflow/internal/awscrash").CombinedOutput()
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/lambdaworkflow/workflow/internal/testrig/awscrash").CombinedOutput()
 	if err != nil {
 		t.Fatalf("building the worker: %v\n%s", err, out)
 	}

@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/lambdaworkflow/workflow"
-	"github.com/lambdaworkflow/workflow/internal/crashtest/crashproc"
+	"github.com/lambdaworkflow/workflow/internal/testrig/crashtest/crashproc"
 )
 
 // TestKilledStepIsNotRedeliveredForever is the AWS World's twin of the
-// root package's: a real worker process (internal/awscrash -doomed) is
+// root package's: a real worker process (internal/testrig/awscrash -doomed) is
 // SIGKILLed in the middle of a step that ignores its context, after the
 // attempt's deadline, as Lambda stops an invocation at its timeout, three
 // times. Each restarted process takes the run once the killed one's lease

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lambdaworkflow/workflow/internal/emulator"
+	"github.com/lambdaworkflow/workflow/internal/testrig/emulator"
 	"github.com/lambdaworkflow/workflow/world"
 )
 

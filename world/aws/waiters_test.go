@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/lambdaworkflow/workflow"
-	"github.com/lambdaworkflow/workflow/internal/waitrate"
+	"github.com/lambdaworkflow/workflow/internal/testrig/waitrate"
 )
 
 // waiterMaxRate is the most a waiting caller may ask of a World that cannot

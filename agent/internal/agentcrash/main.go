@@ -20,8 +20,8 @@ import (
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/agent"
 	"github.com/lambdaworkflow/workflow/agent/bedrock"
-	"github.com/lambdaworkflow/workflow/internal/crashtest/journal"
-	"github.com/lambdaworkflow/workflow/internal/emulator"
+	"github.com/lambdaworkflow/workflow/internal/testrig/crashtest/journal"
+	"github.com/lambdaworkflow/workflow/internal/testrig/emulator"
 	"github.com/lambdaworkflow/workflow/world/local"
 )
 

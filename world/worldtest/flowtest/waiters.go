@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/lambdaworkflow/workflow"
-	"github.com/lambdaworkflow/workflow/internal/waitrate"
+	"github.com/lambdaworkflow/workflow/internal/testrig/waitrate"
 	"github.com/lambdaworkflow/workflow/world"
 )
 

@@ -18,7 +18,7 @@ type Worker struct {
 	Env []string
 }
 
-// Build builds internal/crashtest from the module at root (a relative
+// Build builds internal/testrig/crashtest from the module at root (a relative
 // path from the test's package) into the test's temporary directory.
 func Build(t *testing.T, root string) *Worker {
 	t.Helper()
@@ -27,7 +27,7 @@ func Build(t *testing.T, root string) *Worker {
 	}
 	tmp := t.TempDir()
 	w := &Worker{bin: filepath.Join(tmp, "crashtest"), Data: filepath.Join(tmp, "data"), journal: filepath.Join(tmp, "journal")}
-	build := exec.Command("go", "build", "-o", w.bin, "./internal/crashtest")
+	build := exec.Command("go", "build", "-o", w.bin, "./internal/testrig/crashtest")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the worker: %v\n%s", err, out)

@@ -15,7 +15,7 @@ import (
 
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/dynamic"
-	"github.com/lambdaworkflow/workflow/internal/crashtest/journal"
+	"github.com/lambdaworkflow/workflow/internal/testrig/crashtest/journal"
 	"github.com/lambdaworkflow/workflow/world/local"
 )
 

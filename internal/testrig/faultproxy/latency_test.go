@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lambdaworkflow/workflow/internal/faultproxy"
+	"github.com/lambdaworkflow/workflow/internal/testrig/faultproxy"
 )
 
 // TestLatencyHoldsTheAnswer: a call the model gives 300 ms is answered no

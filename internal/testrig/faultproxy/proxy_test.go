@@ -19,8 +19,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/smithy-go"
 
-	"github.com/lambdaworkflow/workflow/internal/emulator"
-	"github.com/lambdaworkflow/workflow/internal/faultproxy"
+	"github.com/lambdaworkflow/workflow/internal/testrig/emulator"
+	"github.com/lambdaworkflow/workflow/internal/testrig/faultproxy"
 	"github.com/lambdaworkflow/workflow/world"
 	awsworld "github.com/lambdaworkflow/workflow/world/aws"
 )

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lambdaworkflow/workflow/internal/faultproxy"
+	"github.com/lambdaworkflow/workflow/internal/testrig/faultproxy"
 )
 
 // TestTimeRecordsTheCallsBetweenItsStartAndStop: each call answered while
