@@ -30,7 +30,7 @@ type StuckReport struct {
 // and no invocation holds it; a run waiting only for a hook or a child is
 // never overdue. The World keeps when each run is due on the record every
 // write of the run already touches, so no queue is read
-// (docs/ARCHITECTURE.md, "Stuck runs"). after should outlast the queue's
+// (docs/architecture/runs.md, "Stuck runs"). after should outlast the queue's
 // visibility timeout, so that a failed delivery is retried before its run
 // counts as stuck.
 //

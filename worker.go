@@ -64,7 +64,7 @@ type WorkerOptions struct {
 	// memory, so that their next delivery reads and replays only the
 	// events added since (default 128); WarmBytes bounds what they hold
 	// (default 64 MiB). Negative: none, every delivery replays the whole
-	// log. See docs/ARCHITECTURE.md, "The warm cache".
+	// log. See docs/architecture/replay.md, "The warm cache".
 	WarmRuns  int
 	WarmBytes int64
 	// Deployment names the code this worker runs. Each run is pinned to

@@ -12,7 +12,7 @@ import (
 
 // HistoryLengths are the log lengths, in events, after which the history
 // metric resumes a run: a resume on a warm worker should cost the same
-// after each (docs/ARCHITECTURE.md, "The warm cache").
+// after each (docs/architecture/replay.md, "The warm cache").
 var HistoryLengths = []int{10, 1_000, 10_000}
 
 // historyResumes is how many resumes the history metric times per length.
