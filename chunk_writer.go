@@ -56,7 +56,7 @@ func (cw *chunkWriter) write(chunk []byte) error {
 		cw.reported = true
 		return cw.err
 	case cw.closed:
-		return worldError(fmt.Errorf("write stream %s: %w", cw.name, world.ErrStreamClosed))
+		return fmt.Errorf("write stream %s: %w", cw.name, world.ErrStreamClosed)
 	}
 	cw.pending = append(cw.pending, chunk)
 	if !cw.busy {
@@ -77,7 +77,7 @@ func (cw *chunkWriter) drain() {
 		cw.mu.Unlock()
 		err := cw.streams.WriteStream(cw.ctx, cw.name, batch)
 		cw.mu.Lock()
-		cw.err = worldError(err)
+		cw.err = err
 	}
 	cw.pending, cw.busy = nil, false
 	cw.changed.Broadcast()

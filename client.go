@@ -118,7 +118,7 @@ func Start[I, O any](ctx context.Context, c *Client, wf *Workflow[I, O], input I
 // GetRun returns a handle on an existing run whose result is an O.
 func GetRun[O any](ctx context.Context, c *Client, runID string) (*Run[O], error) {
 	if _, err := c.world.GetRun(ctx, runID); err != nil {
-		return nil, worldError(err)
+		return nil, err
 	}
 	return RunOf[O](c, runID), nil
 }
@@ -128,18 +128,3 @@ func GetRun[O any](ctx context.Context, c *Client, runID string) (*Run[O], error
 // run itself. A wrong ID shows in the handle's calls, as ErrRunNotFound.
 func RunOf[O any](c *Client, runID string) *Run[O] { return &Run[O]{ID: runID, c: c} }
 
-// worldError gives an error from the World the root package's sentinel
-// to match with errors.Is, keeping the World's error in the chain.
-func worldError(err error) error {
-	for _, m := range []struct{ world, root error }{
-		{world.ErrRunNotFound, ErrRunNotFound},
-		{world.ErrRunFinished, ErrRunFinished},
-		{world.ErrHookNotFound, ErrHookNotFound},
-		{world.ErrStreamClosed, ErrStreamClosed},
-	} {
-		if errors.Is(err, m.world) {
-			return fmt.Errorf("%w: %w", m.root, err)
-		}
-	}
-	return err
-}

@@ -47,7 +47,7 @@ func ReplayRunning(ctx context.Context, w world.World, registry *Registry, opts 
 		for {
 			page, err := w.ListRuns(ctx, filter)
 			if err != nil {
-				return report, fmt.Errorf("workflow: listing %s runs: %w", status, worldError(err))
+				return report, fmt.Errorf("workflow: listing %s runs: %w", status, err)
 			}
 			for _, run := range page.Runs {
 				if seen[run.ID] {

@@ -42,7 +42,7 @@ func (r *replyReader) open(ctx context.Context, by replier, raw json.RawMessage,
 	if !r.opened {
 		run, err := r.c.world.GetRun(ctx, by.Run)
 		if err != nil {
-			return nil, worldError(err)
+			return nil, err
 		}
 		if r.run, err = engine.OpenRun(ctx, r.c.codec, run); err != nil {
 			return nil, err

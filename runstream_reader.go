@@ -102,7 +102,7 @@ func (r *Run[O]) chunkDecoder(name string) func(ctx context.Context, chunk []byt
 			}
 			run, err := r.c.world.GetRun(ctx, r.ID)
 			if err != nil {
-				return nil, worldError(err)
+				return nil, err
 			}
 			if rc, err = engine.OpenRun(ctx, r.c.codec, run); err != nil {
 				return nil, err
@@ -122,7 +122,7 @@ func (r *Run[O]) chunkDecoder(name string) func(ctx context.Context, chunk []byt
 func (r *Run[O]) waitWrites(ctx context.Context, cur *cursor) (finished bool, err error) {
 	run, err := r.c.world.GetRun(ctx, r.ID)
 	if err != nil {
-		return false, worldError(err)
+		return false, err
 	}
 	if run.Status.Terminal() {
 		return true, nil

@@ -11,8 +11,8 @@ import (
 )
 
 // ErrStreamClosed is returned by a write to a run's stream after a step
-// closed it or the run ended.
-var ErrStreamClosed = errors.New("workflow: stream closed")
+// closed it or the run ended. It is the World's error.
+var ErrStreamClosed = world.ErrStreamClosed
 
 // StreamWriter writes values of type T to one of the run's streams, which
 // readers follow live with Run.Readable. Make one with Writer, in a step.
@@ -87,7 +87,7 @@ func (s *stepStreams) open(ctx context.Context, info engine.StepInfo, namespace 
 	}
 	err := engine.OpenRunStream(ctx, info.World, info.RunID, namespace)
 	if errors.Is(err, world.ErrStreamClosed) {
-		return nil, fmt.Errorf("stream %q of run %s: the run has ended: %w", namespace, info.RunID, worldError(err))
+		return nil, fmt.Errorf("stream %q of run %s: the run has ended: %w", namespace, info.RunID, err)
 	}
 	if err != nil {
 		return nil, err
