@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	payloadcodec "github.com/lambdaworkflow/workflow/codec"
+	"github.com/lambdaworkflow/workflow/codec"
 	"github.com/lambdaworkflow/workflow/internal/engine"
 	"github.com/lambdaworkflow/workflow/world"
 )
@@ -17,7 +17,7 @@ type Client struct {
 	world     world.World
 	now       func() time.Time
 	maxEvents int
-	codec     *payloadcodec.Chain
+	codec     *codec.Chain
 }
 
 // ClientOption configures a Client.
@@ -37,7 +37,7 @@ func WithMaxEvents(n int) ClientOption { return func(c *Client) { c.maxEvents = 
 // reads (results, streams): give it the workers' WorkerOptions.Codec. The
 // runs it starts are created with the chain's scheme; a run keeps its
 // scheme whatever the client or its workers configure later.
-func WithPayloadCodec(c *payloadcodec.Chain) ClientOption {
+func WithPayloadCodec(c *codec.Chain) ClientOption {
 	return func(cl *Client) { cl.codec = c }
 }
 
@@ -55,7 +55,7 @@ func (c *Client) World() world.World { return c.world }
 
 // PayloadCodec returns the chain the client encodes new runs with
 // (WithPayloadCodec), nil if none.
-func (c *Client) PayloadCodec() *payloadcodec.Chain { return c.codec }
+func (c *Client) PayloadCodec() *codec.Chain { return c.codec }
 
 // Now returns the time on the client's clock (see WithClock), which
 // stamps the runs it starts.
@@ -127,4 +127,3 @@ func GetRun[O any](ctx context.Context, c *Client, runID string) (*Run[O], error
 // O, without reading it: for a caller that has just started or read the
 // run itself. A wrong ID shows in the handle's calls, as ErrRunNotFound.
 func RunOf[O any](c *Client, runID string) *Run[O] { return &Run[O]{ID: runID, c: c} }
-

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	payloadcodec "github.com/lambdaworkflow/workflow/codec"
+	"github.com/lambdaworkflow/workflow/codec"
 	"github.com/lambdaworkflow/workflow/internal/engine"
 	"github.com/lambdaworkflow/workflow/world"
 )
@@ -70,13 +70,13 @@ func ReplayRunning(ctx context.Context, w world.World, registry *Registry, opts 
 // ReplayOption configures [ReplayRunning].
 type ReplayOption func(*replayConfig)
 
-type replayConfig struct{ codec *payloadcodec.Chain }
+type replayConfig struct{ codec *codec.Chain }
 
 // ReplayPayloadCodec opens the logs of sealed runs (package codec) with c,
 // as the workers' WorkerOptions.Codec does. Without it, a sealed run in
 // flight cannot be checked: it is reported with the error saying why
 // (a *codec.NoKeyError), so that it stops the deploy.
-func ReplayPayloadCodec(c *payloadcodec.Chain) ReplayOption {
+func ReplayPayloadCodec(c *codec.Chain) ReplayOption {
 	return func(cfg *replayConfig) { cfg.codec = c }
 }
 
@@ -106,7 +106,7 @@ type ReplayFailure struct {
 	Err error
 }
 
-func (r *ReplayReport) replay(ctx context.Context, w world.World, reg *engine.Registry, c *payloadcodec.Chain, run world.Run) error {
+func (r *ReplayReport) replay(ctx context.Context, w world.World, reg *engine.Registry, c *codec.Chain, run world.Run) error {
 	events, err := w.Events(ctx, run.ID, 0)
 	if errors.Is(err, world.ErrRunNotFound) {
 		return nil // deleted since it was listed

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lambdaworkflow/workflow/internal/engine"
+	"github.com/lambdaworkflow/workflow/internal/stream"
 )
 
 // Step is a defined step: an ordinary Go function whose result is recorded
@@ -118,15 +119,16 @@ func wrapStep[I, O any](name string, fn func(context.Context, I) (O, error)) eng
 		if err := decodeJSON(raw, &in); err != nil {
 			return nil, Fatal(fmt.Errorf("step %q: decoding input into %T: %w", name, in, err))
 		}
-		ctx, streams := withStepStreams(ctx)
+		writers := stream.NewStepWriters()
+		ctx = context.WithValue(ctx, stepWritersKey{}, writers)
 		// A failed or panicking attempt's writes land too before the
 		// engine retries it, so the next attempt's never overtake them.
-		defer streams.settle()
+		defer writers.Settle()
 		out, err := fn(ctx, in)
 		if err != nil {
 			return nil, err
 		}
-		if err := streams.flush(); err != nil {
+		if err := writers.Flush(); err != nil {
 			return nil, fmt.Errorf("step %q: writing to the run's streams: %w", name, err)
 		}
 		encoded, err := json.Marshal(out)

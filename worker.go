@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"time"
 
-	payloadcodec "github.com/lambdaworkflow/workflow/codec"
+	"github.com/lambdaworkflow/workflow/codec"
 	"github.com/lambdaworkflow/workflow/internal/engine"
 	"github.com/lambdaworkflow/workflow/world"
 )
@@ -92,7 +92,7 @@ type WorkerOptions struct {
 	// the run's key leaves its deliveries to be retried ("payload is
 	// encrypted; no key for run ..."). Give the Client the same chain
 	// (WithPayloadCodec).
-	Codec *payloadcodec.Chain
+	Codec *codec.Chain
 	// Replace swaps steps for others, e.g. fakes in tests.
 	Replace []StepReplacement
 	// WebhookBaseURL is where the webhook route is served, e.g.
