@@ -61,7 +61,8 @@ func (c *Client) PayloadCodec() *codec.Chain { return c.codec }
 // stamps the runs it starts.
 func (c *Client) Now() time.Time { return c.now() }
 
-// StartOption configures Start.
+// StartOption configures a run's start: [Start], and
+// [Workflow.StartChild] for a child run.
 type StartOption func(*startConfig)
 
 type startConfig struct {
@@ -72,16 +73,22 @@ type startConfig struct {
 }
 
 // WithRunID gives the run a caller-chosen ID. Starting again with the same
-// ID returns the existing run instead of starting a second one.
+// ID returns the existing run instead of starting a second one. A child's
+// ID is by default derived from its parent's ID and the call's position,
+// so the child is found again, not started twice, when the parent
+// replays.
 func WithRunID(id string) StartOption { return func(s *startConfig) { s.runID = id } }
 
 // WithIdempotencyKey derives the run's ID from the workflow name and key,
 // so a retried Start (a redelivered request, a double click) returns the
-// run the first one started.
+// run the first one started; for a child, the one an earlier StartChild
+// with that key started, from whichever parent.
 func WithIdempotencyKey(key string) StartOption { return func(s *startConfig) { s.key = key } }
 
 // WithAttributes seeds the run's attributes, searchable with ListRuns.
-// Keys starting with '$' are reserved.
+// Keys starting with '$' are reserved. It applies to Start only: a child
+// carries the attributes its parent gives it ($parentRunId, $rootRunId),
+// and StartChild with WithAttributes fails.
 func WithAttributes(attrs map[string]string) StartOption {
 	return func(s *startConfig) { s.attributes = attrs }
 }
