@@ -50,9 +50,9 @@ func (e *StepError) Unwrap() error { return e.Err }
 // Errors matched with errors.Is.
 var (
 	// ErrRunFailed matches every RunFailedError.
-	ErrRunFailed = errors.New("workflow run failed")
+	ErrRunFailed = errors.New("workflow: run failed")
 	// ErrRunCancelled matches every RunCancelledError.
-	ErrRunCancelled = errors.New("workflow run cancelled")
+	ErrRunCancelled = errors.New("workflow: run cancelled")
 	// ErrMaxEventsExceeded is the cause of a run that hit its event limit.
 	// Split unbounded loops into child runs.
 	ErrMaxEventsExceeded = engine.ErrMaxEvents

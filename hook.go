@@ -193,7 +193,7 @@ func (h *Hook[T]) All(ctx Context) iter.Seq2[T, error] { return all(ctx, h.hookC
 func (h *Hook[T]) decode(msg engine.HookMessage) (T, error) {
 	var v T
 	if err := decodeJSON(msg.Payload, &v); err != nil {
-		return v, fmt.Errorf("hook %q: decoding payload into %T: %w", h.op.Name, v, err)
+		return v, fmt.Errorf("workflow: hook %q: decoding payload into %T: %w", h.op.Name, v, err)
 	}
 	return v, checkPayload(h.validate, v)
 }

@@ -61,7 +61,7 @@ func encodeReply(reply any) (head json.RawMessage, items stream.Items, err error
 	}
 	head, err = json.Marshal(reply)
 	if err != nil {
-		return nil, nil, fmt.Errorf("encoding reply %T: %w", reply, err)
+		return nil, nil, fmt.Errorf("workflow: encoding reply %T: %w", reply, err)
 	}
 	return head, nil, nil
 }
@@ -81,20 +81,20 @@ func awaitReply[R any](ctx context.Context, c *Client, token, resumeID string, t
 	rr := stream.NewReplyReader(c.world, c.codec, resumeID)
 	start, err := rr.Start(waitCtx)
 	if err != nil {
-		return reply, fmt.Errorf("waiting for the reply of hook %q: %w", token, err)
+		return reply, fmt.Errorf("workflow: waiting for the reply of hook %q: %w", token, err)
 	}
 	if start.Rejected != "" {
-		return reply, fmt.Errorf("hook %q: %w: %s", token, ErrHookMessageRejected, start.Rejected)
+		return reply, fmt.Errorf("workflow: hook %q: %w: %s", token, ErrHookMessageRejected, start.Rejected)
 	}
 	if len(start.Head) > 0 {
 		if err := json.Unmarshal(start.Head, &reply); err != nil {
-			return reply, fmt.Errorf("hook %q: decoding the reply into %T: %w", token, reply, err)
+			return reply, fmt.Errorf("workflow: hook %q: decoding the reply into %T: %w", token, reply, err)
 		}
 	}
 	if start.Items {
 		tail, ok := any(&reply).(replyTail)
 		if !ok {
-			return reply, fmt.Errorf("hook %q replied with a stream, which %T cannot hold (use workflow.Stream)", token, reply)
+			return reply, fmt.Errorf("workflow: hook %q replied with a stream, which %T cannot hold (use workflow.Stream)", token, reply)
 		}
 		tail.attachItems(rr)
 	}

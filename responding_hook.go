@@ -92,7 +92,7 @@ func (h *RespondingHook[M, R]) decode(msg engine.HookMessage) (HookMessage[M, R]
 		m.replyTo = msg.ResumeID
 	}
 	if err := decodeJSON(msg.Payload, &m.Data); err != nil {
-		return m, fmt.Errorf("hook %q: decoding message into %T: %w", h.op.Name, m.Data, err)
+		return m, fmt.Errorf("workflow: hook %q: decoding message into %T: %w", h.op.Name, m.Data, err)
 	}
 	return m, nil
 }

@@ -102,7 +102,7 @@ func decodeResult[O any](run world.Run) (O, error) {
 	switch run.Status {
 	case world.StatusCompleted:
 		if err := decodeJSON(run.Output, &out); err != nil {
-			return out, fmt.Errorf("run %s: decoding result into %T: %w", run.ID, out, err)
+			return out, fmt.Errorf("workflow: run %s: decoding result into %T: %w", run.ID, out, err)
 		}
 		return out, nil
 	case world.StatusCancelled:

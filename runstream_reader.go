@@ -61,7 +61,7 @@ func ReadStream[T, O any](ctx context.Context, run *Run[O], namespace string, st
 			var v T
 			if err == nil {
 				if derr := chunk.Decode(&v); derr != nil {
-					err = fmt.Errorf("stream %q of run %s, chunk %d: decoding into %T: %w", namespace, run.ID, chunk.Index, v, derr)
+					err = fmt.Errorf("workflow: stream %q of run %s, chunk %d: decoding into %T: %w", namespace, run.ID, chunk.Index, v, derr)
 				}
 			}
 			if !yield(v, err) {
