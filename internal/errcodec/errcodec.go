@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"time"
 )
 
@@ -168,22 +167,4 @@ func Marshal(v any) json.RawMessage {
 		return nil
 	}
 	return b
-}
-
-// registeredError revives a record of a registered error type or
-// sentinel; nil if it is neither.
-func registeredError(r *Record) error {
-	sentinel, isSentinel, t, isType := lookup(r.Type, r.Message)
-	if r.Kind == "registered" && isType {
-		v := reflect.New(t.Elem())
-		if json.Unmarshal(r.Data, v.Interface()) == nil {
-			if err, ok := v.Interface().(error); ok {
-				return err
-			}
-		}
-	}
-	if isSentinel {
-		return sentinel
-	}
-	return nil
 }

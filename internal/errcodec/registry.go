@@ -1,6 +1,7 @@
 package errcodec
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"sync"
@@ -44,10 +45,23 @@ func isRegisteredType(name string) bool {
 	return ok
 }
 
-func lookup(typ, message string) (sentinel error, isSentinel bool, t reflect.Type, isType bool) {
+// registeredError revives a record of a registered error type or
+// sentinel; nil if it is neither.
+func registeredError(r *Record) error {
 	registered.RLock()
-	defer registered.RUnlock()
-	sentinel, isSentinel = registered.sentinels[typ+"\x00"+message]
-	t, isType = registered.types[typ]
-	return sentinel, isSentinel, t, isType
+	sentinel, isSentinel := registered.sentinels[r.Type+"\x00"+r.Message]
+	t, isType := registered.types[r.Type]
+	registered.RUnlock()
+	if r.Kind == "registered" && isType {
+		v := reflect.New(t.Elem())
+		if json.Unmarshal(r.Data, v.Interface()) == nil {
+			if err, ok := v.Interface().(error); ok {
+				return err
+			}
+		}
+	}
+	if isSentinel {
+		return sentinel
+	}
+	return nil
 }
