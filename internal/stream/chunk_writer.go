@@ -38,9 +38,9 @@ type ChunkWriter struct {
 	closed   bool
 }
 
-// NewChunkWriter returns a writer to the stream name that seals each
+// newChunkWriter returns a writer to the stream name that seals each
 // chunk with seal, the run's codec (nil for a plain run).
-func NewChunkWriter(ctx context.Context, streams world.Streams, name string, seal *codec.Run) *ChunkWriter {
+func newChunkWriter(ctx context.Context, streams world.Streams, name string, seal *codec.Run) *ChunkWriter {
 	cw := &ChunkWriter{ctx: ctx, streams: streams, name: name, seal: seal}
 	cw.changed = sync.NewCond(&cw.mu)
 	return cw

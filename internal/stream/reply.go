@@ -65,7 +65,7 @@ var (
 // Rejection is the frame that tells the caller of a resume that the
 // workflow of run runID could not take its message, for err.
 func Rejection(runID string, err error) []byte {
-	return MustJSON(frame{By: replier{Run: runID}, Start: true, End: true, Rejected: err.Error()})
+	return mustJSON(frame{By: replier{Run: runID}, Start: true, End: true, Rejected: err.Error()})
 }
 
 // Items produces a streamed reply's items, handing each to emit.
@@ -114,24 +114,24 @@ func (s sender) send(ctx context.Context, head json.RawMessage, items Items) err
 	}
 	start := frame{By: s.me, Start: true, Head: head, Items: items != nil, End: items == nil}
 	if items == nil {
-		if err := s.w.WriteStream(ctx, s.name, [][]byte{MustJSON(start)}); err != nil {
+		if err := s.w.WriteStream(ctx, s.name, [][]byte{mustJSON(start)}); err != nil {
 			return err
 		}
 		return s.w.CloseStream(ctx, s.name)
 	}
-	cw := NewChunkWriter(ctx, s.w, s.name, nil) // the head and items are sealed, not the frames
-	err = cw.Write(MustJSON(start))
+	cw := newChunkWriter(ctx, s.w, s.name, nil) // the head and items are sealed, not the frames
+	err = cw.Write(mustJSON(start))
 	if err == nil {
 		err = items(func(item json.RawMessage) error {
 			sealed, err := engine.SealValue(s.seal, engine.ReplyPlace(s.resumeID, true), item)
 			if err != nil {
 				return err
 			}
-			return cw.Write(MustJSON(frame{By: s.me, Item: sealed}))
+			return cw.Write(mustJSON(frame{By: s.me, Item: sealed}))
 		})
 	}
 	if err == nil {
-		err = cw.Write(MustJSON(frame{By: s.me, End: true}))
+		err = cw.Write(mustJSON(frame{By: s.me, End: true}))
 	}
 	if ferr := cw.Flush(); err == nil {
 		err = ferr
@@ -164,8 +164,8 @@ func (s sender) checkUnanswered(ctx context.Context) error {
 	return nil
 }
 
-// MustJSON encodes a value made only of JSON-safe fields.
-func MustJSON(v any) []byte {
+// mustJSON encodes a value made only of JSON-safe fields.
+func mustJSON(v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {
 		panic(fmt.Sprintf("workflow: encoding %T: %v", v, err))

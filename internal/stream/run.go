@@ -146,7 +146,7 @@ func (s *StepWriters) Open(ctx context.Context, info engine.StepInfo, namespace 
 	if err != nil {
 		return nil, err
 	}
-	cw := NewChunkWriter(ctx, info.World, name, info.Codec)
+	cw := newChunkWriter(ctx, info.World, name, info.Codec)
 	s.writers[name] = cw
 	return cw, nil
 }
