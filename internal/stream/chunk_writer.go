@@ -65,7 +65,7 @@ func (cw *ChunkWriter) Write(chunk []byte) error {
 		cw.reported = true
 		return cw.err
 	case cw.closed:
-		return fmt.Errorf("write stream %s: %w", cw.name, world.ErrStreamClosed)
+		return fmt.Errorf("workflow: write stream %s: %w", cw.name, world.ErrStreamClosed)
 	}
 	cw.pending = append(cw.pending, chunk)
 	if !cw.busy {

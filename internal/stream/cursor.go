@@ -65,7 +65,7 @@ func (c *cursor) read(ctx context.Context) ([]byte, int64, error) {
 	if c.decode != nil {
 		plain, err := c.decode(ctx, chunk)
 		if err != nil {
-			return nil, 0, fmt.Errorf("stream %s, chunk %d: %w", c.name, c.next, err)
+			return nil, 0, fmt.Errorf("workflow: stream %s, chunk %d: %w", c.name, c.next, err)
 		}
 		chunk = plain
 	}

@@ -152,7 +152,7 @@ func (s sender) checkUnanswered(ctx context.Context) error {
 	for _, c := range chunks {
 		var f frame
 		if err := json.Unmarshal(c, &f); err != nil {
-			return fmt.Errorf("reading reply stream %s: %w", s.name, err)
+			return fmt.Errorf("workflow: reading reply stream %s: %w", s.name, err)
 		}
 		if f.Start && !s.me.supersedes(f.By) {
 			return ErrAlreadyResponded

@@ -141,7 +141,7 @@ func (s *StepWriters) Open(ctx context.Context, info engine.StepInfo, namespace 
 	}
 	err := engine.OpenRunStream(ctx, info.World, info.RunID, namespace)
 	if errors.Is(err, world.ErrStreamClosed) {
-		return nil, fmt.Errorf("stream %q of run %s: the run has ended: %w", namespace, info.RunID, err)
+		return nil, fmt.Errorf("workflow: stream %q of run %s: the run has ended: %w", namespace, info.RunID, err)
 	}
 	if err != nil {
 		return nil, err
