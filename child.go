@@ -1,6 +1,11 @@
 package workflow
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/lambdaworkflow/workflow/internal/engine"
+)
 
 // ChildRun is a run started from inside a workflow with
 // [Workflow.StartChild]. It is a [Future] of the child's result: Get waits
@@ -11,26 +16,10 @@ type ChildRun[O any] struct {
 	*opFuture[O]
 }
 
-// ChildOption configures StartChild.
-type ChildOption func(*childConfig)
-
-type childConfig struct {
-	runID    string
-	limitKey *string
-}
-
-// WithChildRunID gives the child a caller-chosen run ID. By default it is
-// derived from the parent's ID and the call's position, so the child is
-// found again, not started twice, when the parent replays.
-func WithChildRunID(id string) ChildOption { return func(c *childConfig) { c.runID = id } }
-
-// WithChildLimitKey names the partition the child counts in under its
-// workflow's limits, as [WithLimitKey] does for [Start].
-func WithChildLimitKey(key string) ChildOption { return func(c *childConfig) { c.limitKey = &key } }
-
 // StartChild starts a run of wf as a child of the calling workflow. The
 // child carries the $parentRunId and $rootRunId attributes, and reports its
-// result back to the parent when it ends.
+// result back to the parent when it ends. Of the [StartOption]s,
+// WithRunID, WithIdempotencyKey and WithLimitKey apply to a child.
 //
 // A child counts under its workflow's limits ([WithConcurrency],
 // [WithRateLimit]) like any run: beyond them it is queued, and a parent
@@ -38,20 +27,27 @@ func WithChildLimitKey(key string) ChildOption { return func(c *childConfig) { c
 // partition whose slots it or its own waiting ancestors hold, or they may
 // wait for each other for ever (a workflow limited to 1 that waits for a
 // child of itself under the same key).
-func (w *Workflow[I, O]) StartChild(ctx Context, input I, opts ...ChildOption) *ChildRun[O] {
-	var cfg childConfig
+func (w *Workflow[I, O]) StartChild(ctx Context, input I, opts ...StartOption) *ChildRun[O] {
+	var cfg startConfig
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if cfg.attributes != nil {
+		return &ChildRun[O]{failedFuture[O](fmt.Errorf("workflow: StartChild of %q: WithAttributes applies to Start only", w.name))}
 	}
 	raw, err := marshal("child workflow input", input)
 	if err != nil {
 		return &ChildRun[O]{failedFuture[O](err)}
 	}
-	limit, err := startLimit(w.def, startConfig{limitKey: cfg.limitKey})
+	limit, err := startLimit(w.def, cfg)
 	if err != nil {
 		return &ChildRun[O]{failedFuture[O](err)}
 	}
-	op := ctx.engine().StartChild(w.name, raw, cfg.runID, limit, callSite())
+	runID := cfg.runID
+	if runID == "" && cfg.key != "" {
+		runID = engine.NewRunID(w.name, "", cfg.key)
+	}
+	op := ctx.engine().StartChild(w.name, raw, runID, limit, callSite())
 	return &ChildRun[O]{&opFuture[O]{op: op, wrap: func(err error) error {
 		var cancelled *RunCancelledError
 		if errors.As(err, &cancelled) {

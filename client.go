@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	payloadcodec "github.com/lambdaworkflow/workflow/codec"
+	"github.com/lambdaworkflow/workflow/codec"
 	"github.com/lambdaworkflow/workflow/internal/engine"
 	"github.com/lambdaworkflow/workflow/world"
 )
@@ -17,7 +17,7 @@ type Client struct {
 	world     world.World
 	now       func() time.Time
 	maxEvents int
-	codec     *payloadcodec.Chain
+	codec     *codec.Chain
 }
 
 // ClientOption configures a Client.
@@ -37,7 +37,7 @@ func WithMaxEvents(n int) ClientOption { return func(c *Client) { c.maxEvents = 
 // reads (results, streams): give it the workers' WorkerOptions.Codec. The
 // runs it starts are created with the chain's scheme; a run keeps its
 // scheme whatever the client or its workers configure later.
-func WithPayloadCodec(c *payloadcodec.Chain) ClientOption {
+func WithPayloadCodec(c *codec.Chain) ClientOption {
 	return func(cl *Client) { cl.codec = c }
 }
 
@@ -55,13 +55,14 @@ func (c *Client) World() world.World { return c.world }
 
 // PayloadCodec returns the chain the client encodes new runs with
 // (WithPayloadCodec), nil if none.
-func (c *Client) PayloadCodec() *payloadcodec.Chain { return c.codec }
+func (c *Client) PayloadCodec() *codec.Chain { return c.codec }
 
 // Now returns the time on the client's clock (see WithClock), which
 // stamps the runs it starts.
 func (c *Client) Now() time.Time { return c.now() }
 
-// StartOption configures Start.
+// StartOption configures a run's start: [Start], and
+// [Workflow.StartChild] for a child run.
 type StartOption func(*startConfig)
 
 type startConfig struct {
@@ -72,16 +73,22 @@ type startConfig struct {
 }
 
 // WithRunID gives the run a caller-chosen ID. Starting again with the same
-// ID returns the existing run instead of starting a second one.
+// ID returns the existing run instead of starting a second one. A child's
+// ID is by default derived from its parent's ID and the call's position,
+// so the child is found again, not started twice, when the parent
+// replays.
 func WithRunID(id string) StartOption { return func(s *startConfig) { s.runID = id } }
 
 // WithIdempotencyKey derives the run's ID from the workflow name and key,
 // so a retried Start (a redelivered request, a double click) returns the
-// run the first one started.
+// run the first one started; for a child, the one an earlier StartChild
+// with that key started, from whichever parent.
 func WithIdempotencyKey(key string) StartOption { return func(s *startConfig) { s.key = key } }
 
 // WithAttributes seeds the run's attributes, searchable with ListRuns.
-// Keys starting with '$' are reserved.
+// Keys starting with '$' are reserved. It applies to Start only: a child
+// carries the attributes its parent gives it ($parentRunId, $rootRunId),
+// and StartChild with WithAttributes fails.
 func WithAttributes(attrs map[string]string) StartOption {
 	return func(s *startConfig) { s.attributes = attrs }
 }
@@ -118,7 +125,7 @@ func Start[I, O any](ctx context.Context, c *Client, wf *Workflow[I, O], input I
 // GetRun returns a handle on an existing run whose result is an O.
 func GetRun[O any](ctx context.Context, c *Client, runID string) (*Run[O], error) {
 	if _, err := c.world.GetRun(ctx, runID); err != nil {
-		return nil, worldError(err)
+		return nil, err
 	}
 	return RunOf[O](c, runID), nil
 }
@@ -127,19 +134,3 @@ func GetRun[O any](ctx context.Context, c *Client, runID string) (*Run[O], error
 // O, without reading it: for a caller that has just started or read the
 // run itself. A wrong ID shows in the handle's calls, as ErrRunNotFound.
 func RunOf[O any](c *Client, runID string) *Run[O] { return &Run[O]{ID: runID, c: c} }
-
-// worldError gives an error from the World the root package's sentinel
-// to match with errors.Is, keeping the World's error in the chain.
-func worldError(err error) error {
-	for _, m := range []struct{ world, root error }{
-		{world.ErrRunNotFound, ErrRunNotFound},
-		{world.ErrRunFinished, ErrRunFinished},
-		{world.ErrHookNotFound, ErrHookNotFound},
-		{world.ErrStreamClosed, ErrStreamClosed},
-	} {
-		if errors.Is(err, m.world) {
-			return fmt.Errorf("%w: %w", m.root, err)
-		}
-	}
-	return err
-}

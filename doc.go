@@ -99,8 +99,15 @@
 // workflow.WorkerOptions{}).Run(ctx) runs every workflow defined in the
 // binary, and WorkerOptions.Registry, a [Registry] made with
 // [NewRegistry], names the ones a worker runs instead. A workflow can
-// start child runs with [Workflow.StartChild] and await them like a step;
-// it sees other runs as a [RunHandle], whose calls are durable.
+// start child runs with [Workflow.StartChild], which takes Start's options
+// ([WithRunID], [WithIdempotencyKey], [WithLimitKey]), and await them like
+// a step; it sees other runs as a [RunHandle], whose calls are durable.
+//
+// Every call takes the options of its family: [StartOption] (Start and
+// StartChild), [StepOption], [DefineOption], [ClientOption] (NewClient
+// and [ReplayRunning]), [ResumeOption], and [HookOption] or
+// [WebhookOption], which the settings every hook shares ([HookSetting])
+// are both, so the compiler refuses [WithToken] on a webhook.
 //
 // A long-lived run (an agent session, an entity that handles events for
 // months) keeps its log short with [ContinueAsNew]: it returns

@@ -3,253 +3,126 @@ package workflow
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
-	"reflect"
-	"sync"
 	"time"
 
 	"github.com/lambdaworkflow/workflow/internal/engine"
+	"github.com/lambdaworkflow/workflow/internal/errcodec"
 )
 
-// Errors cross the step and run boundaries as JSON records. Known kinds
-// revive as their own types; a registered error type revives as itself
-// (errors.As works); a registered sentinel revives as the same value
-// (errors.Is works); anything else becomes a RemoteError that keeps the
-// type name, the message and the cause chain.
-
-type errorRecord struct {
-	Kind       string          `json:"kind,omitempty"`
-	Type       string          `json:"type,omitempty"`
-	Message    string          `json:"message"`
-	Data       json.RawMessage `json:"data,omitempty"`
-	Step       string          `json:"step,omitempty"`
-	Attempts   int             `json:"attempts,omitempty"`
-	RunID      string          `json:"runId,omitempty"`
-	RetryAfter time.Duration   `json:"retryAfter,omitempty"`
-	Stack      string          `json:"stack,omitempty"`
-	Cause      *errorRecord    `json:"cause,omitempty"`
-}
-
-var registered = struct {
-	sync.RWMutex
-	sentinels map[string]error        // type + message → the value
-	types     map[string]reflect.Type // type name → pointer type
-}{sentinels: map[string]error{}, types: map[string]reflect.Type{}}
+// Errors cross the step and run boundaries as JSON records (package
+// internal/errcodec): the package's error types revive as themselves, its
+// sentinels as the same values, and so do the errors users register.
 
 // RegisterError lets an error survive the trip through the log as itself.
 // Register sentinels (var ErrOutOfStock = errors.New(...)) so errors.Is
 // matches them, and error types with exported fields (pass a zero value,
 // e.g. &DeclinedError{}) so errors.As finds them with their fields. Call it
 // at init time in every process that runs or reads the workflows.
-func RegisterError(err error) {
-	registered.Lock()
-	defer registered.Unlock()
-	name := fmt.Sprintf("%T", err)
-	registered.sentinels[name+"\x00"+err.Error()] = err
-	if t := reflect.TypeOf(err); t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct && t.Elem().NumField() > 0 && exported(t.Elem()) {
-		registered.types[name] = t
-	}
-}
+func RegisterError(err error) { errcodec.Register(err) }
 
 // The package's own sentinels can reach workflow code from steps (a step
-// that Responds, resumes a hook, ...) and end up in a run's error.
+// that Responds, resumes a hook, cancels a run, ...) and end up in a run's
+// error.
 func init() {
 	for _, err := range []error{
 		ErrHookNotFound, ErrHookDisposed, ErrHookResponseNotSent, ErrNotRespondingHook,
 		ErrAlreadyResponded, ErrNotInStep, ErrNoReplyChannel, ErrReplyRestarted, ErrNotWebhook,
+		ErrRunNotFound, ErrRunFinished, ErrStreamClosed,
 	} {
 		RegisterError(err)
 	}
 }
 
-func exported(t reflect.Type) bool {
-	for i := range t.NumField() {
-		if !t.Field(i).IsExported() {
-			return false
-		}
-	}
-	return true
-}
+func encodeError(err error) json.RawMessage { return errorModel.Encode(err) }
 
-func encodeError(err error) json.RawMessage {
-	b, _ := json.Marshal(toRecord(err))
-	return b
-}
+func decodeError(raw json.RawMessage) error { return errorModel.Decode(raw) }
 
-func toRecord(err error) *errorRecord {
-	if err == nil {
-		return nil
-	}
-	r := &errorRecord{Type: fmt.Sprintf("%T", err), Message: err.Error()}
-	var cause error
-	// One record per link of the chain: this link's own type, not the first
-	// match anywhere in the chain, and its cause in the next record.
-	switch e := err.(type) { //nolint:errorlint // see above
-	case *FatalError:
-		r.Kind, cause = "fatal", e.Err
-	case *RetryableError:
-		r.Kind, r.RetryAfter, cause = "retryable", e.RetryAfter, e.Err
-	case *StepError:
-		r.Kind, r.Step, r.Attempts, cause = "step", e.Step, e.Attempts, e.Err
-	case *RunFailedError:
-		r.Kind, r.RunID, cause = "run_failed", e.RunID, e.Err
-	case *RunCancelledError:
-		r.Kind, r.RunID, r.Data = "cancelled", e.RunID, mustMarshal(e.Reason)
+// errorModel is the codec with the package's error kinds.
+var errorModel = errorCodec{&errcodec.Codec{
+	Kinds: []errcodec.Kind{
+		errcodec.Of("fatal", func(e *FatalError, _ *errcodec.Record) error { return e.Err },
+			func(r *errcodec.Record, cause error) error {
+				return &FatalError{Err: errcodec.CauseOrMessage(cause, r)}
+			}),
+		errcodec.Of("retryable", func(e *RetryableError, r *errcodec.Record) error { r.RetryAfter = e.RetryAfter; return e.Err },
+			func(r *errcodec.Record, cause error) error {
+				return &RetryableError{Err: errcodec.CauseOrMessage(cause, r), RetryAfter: r.RetryAfter}
+			}),
+		errcodec.Of("step", func(e *StepError, r *errcodec.Record) error { r.Step, r.Attempts = e.Step, e.Attempts; return e.Err },
+			func(r *errcodec.Record, cause error) error {
+				return &StepError{Step: r.Step, Attempts: r.Attempts, Err: cause}
+			}),
+		errcodec.Of("run_failed", func(e *RunFailedError, r *errcodec.Record) error { r.RunID = e.RunID; return e.Err },
+			func(r *errcodec.Record, cause error) error { return &RunFailedError{RunID: r.RunID, Err: cause} }),
+		errcodec.Of("cancelled", func(e *RunCancelledError, r *errcodec.Record) error {
+			r.RunID, r.Data = e.RunID, errcodec.Marshal(e.Reason)
+			return nil
+		}, func(r *errcodec.Record, _ error) error {
+			e := &RunCancelledError{RunID: r.RunID}
+			_ = json.Unmarshal(r.Data, &e.Reason)
+			return e
+		}),
+		errcodec.Of("hook_conflict", func(e *HookConflictError, r *errcodec.Record) error { r.Data = errcodec.Marshal(e); return nil },
+			decodeData[HookConflictError]),
+		errcodec.Of("invalid_payload", func(e *InvalidPayloadError, _ *errcodec.Record) error { return e.Err },
+			func(r *errcodec.Record, cause error) error {
+				return &InvalidPayloadError{Err: errcodec.CauseOrMessage(cause, r)}
+			}),
+		errcodec.Of("nondeterminism", func(e *NondeterminismError, r *errcodec.Record) error { r.Data = errcodec.Marshal(e); return nil },
+			decodeData[NondeterminismError]),
+		errcodec.Of("panic", func(e *PanicError, r *errcodec.Record) error {
+			r.Data, r.Stack = errcodec.Marshal(e.Value), e.Stack
+			return nil
+		}, func(r *errcodec.Record, _ error) error {
+			e := &PanicError{Stack: r.Stack}
+			_ = json.Unmarshal(r.Data, &e.Value)
+			return e
+		}),
+		// A stand-in passed on (a child's failure in its parent's) keeps
+		// the original type, not its own.
+		errcodec.Of("", func(e *RemoteError, r *errcodec.Record) error { r.Type = e.Type; return e.Err }, nil),
+		errcodec.Sentinel("max_events", ErrMaxEventsExceeded),
+		errcodec.Sentinel("stuck", ErrRunStuck),
+		errcodec.Sentinel("step_too_long", ErrStepTooLong),
+		errcodec.Sentinel("interrupted", ErrAttemptInterrupted),
+		errcodec.Sentinel("heartbeat_timeout", ErrHeartbeatTimeout),
+	},
+	Convert: userError,
+	Remote: func(typ, message string, cause error) error {
+		return &RemoteError{Type: typ, Message: message, Err: cause}
+	},
+}}
+
+// userError is the type users match for one the engine made.
+func userError(err error) error {
+	switch e := err.(type) { //nolint:errorlint // this link's own type
 	case *engine.Cancelled:
-		r.Kind, r.RunID, r.Data = "cancelled", e.RunID, mustMarshal(e.Reason)
-	case *HookConflictError:
-		r.Kind, r.Data = "hook_conflict", mustMarshal(e)
-	case *InvalidPayloadError:
-		r.Kind, cause = "invalid_payload", e.Err
-	case *RemoteError:
-		// Passed on (a child's failure in its parent's): keep the original
-		// type, not the stand-in's.
-		r.Type, cause = e.Type, e.Err
-	case *NondeterminismError:
-		r.Kind, r.Data = "nondeterminism", mustMarshal(e)
+		return &RunCancelledError{RunID: e.RunID, Reason: e.Reason}
 	case *engine.Nondeterminism:
-		return toRecord((*NondeterminismError)(e))
-	case *PanicError:
-		r.Kind, r.Data, r.Stack = "panic", mustMarshal(e.Value), e.Stack
+		return (*NondeterminismError)(e)
 	case *engine.PanicError:
-		return toRecord((*PanicError)(e))
-	default:
-		if s, ok := sentinelOf(err); ok {
-			r.Kind = s.kind
-		} else if isRegisteredType(r.Type) {
-			r.Kind, r.Data = "registered", mustMarshal(err)
-		}
-		cause = errors.Unwrap(err)
+		return (*PanicError)(e)
 	}
-	r.Cause = toRecord(cause)
-	return r
+	return err
 }
 
-// sentinels pairs the engine's sentinel errors with the root's that stand
-// for them, under the kind a record gives them.
-var sentinels = []sentinel{
-	{"max_events", engine.ErrMaxEvents, ErrMaxEventsExceeded},
-	{"stuck", engine.ErrStuck, ErrRunStuck},
-	{"step_too_long", engine.ErrStepTooLong, ErrStepTooLong},
-	{"interrupted", engine.ErrInterrupted, ErrAttemptInterrupted},
-	{"heartbeat_timeout", engine.ErrHeartbeatTimeout, ErrHeartbeatTimeout},
-}
-
-// sentinelOf finds the sentinel err is (this link itself: a wrapper is a
-// link of its own).
-func sentinelOf(err error) (sentinel, bool) {
-	for _, s := range sentinels {
-		if err == s.engine || err == s.root { //nolint:errorlint // see above
-			return s, true
-		}
-	}
-	return sentinel{}, false
-}
-
-type sentinel struct {
-	kind         string
-	engine, root error
-}
-
-func isRegisteredType(name string) bool {
-	registered.RLock()
-	defer registered.RUnlock()
-	_, ok := registered.types[name]
-	return ok
-}
-
-func mustMarshal(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
+// decodeData revives an error type whose record keeps it whole in Data.
+func decodeData[E any, P interface {
+	*E
+	error
+}](r *errcodec.Record, _ error) error {
+	e := P(new(E))
+	if json.Unmarshal(r.Data, e) != nil {
 		return nil
 	}
-	return b
+	return e
 }
 
-func decodeError(raw json.RawMessage) error {
-	var r errorRecord
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return &RemoteError{Type: "unknown", Message: string(raw)}
-	}
-	return fromRecord(&r)
-}
+// errorCodec is the engine's view of the error model: the codec, and
+// which step failures are retried.
+type errorCodec struct{ *errcodec.Codec }
 
-func fromRecord(r *errorRecord) error {
-	if r == nil {
-		return nil
-	}
-	cause := fromRecord(r.Cause)
-	switch r.Kind {
-	case "fatal":
-		return &FatalError{Err: causeOrMessage(cause, r)}
-	case "retryable":
-		return &RetryableError{Err: causeOrMessage(cause, r), RetryAfter: r.RetryAfter}
-	case "step":
-		return &StepError{Step: r.Step, Attempts: r.Attempts, Err: cause}
-	case "run_failed":
-		return &RunFailedError{RunID: r.RunID, Err: cause}
-	case "cancelled":
-		e := &RunCancelledError{RunID: r.RunID}
-		_ = json.Unmarshal(r.Data, &e.Reason)
-		return e
-	case "hook_conflict":
-		e := &HookConflictError{}
-		if json.Unmarshal(r.Data, e) == nil {
-			return e
-		}
-	case "invalid_payload":
-		return &InvalidPayloadError{Err: causeOrMessage(cause, r)}
-	case "nondeterminism":
-		e := &NondeterminismError{}
-		if json.Unmarshal(r.Data, e) == nil {
-			return e
-		}
-	case "panic":
-		e := &PanicError{Stack: r.Stack}
-		_ = json.Unmarshal(r.Data, &e.Value)
-		return e
-	}
-	for _, s := range sentinels {
-		if s.kind == r.Kind {
-			return s.root
-		}
-	}
-	registered.RLock()
-	sentinel, isSentinel := registered.sentinels[r.Type+"\x00"+r.Message]
-	t, isType := registered.types[r.Type]
-	registered.RUnlock()
-	if r.Kind == "registered" && isType {
-		v := reflect.New(t.Elem())
-		if json.Unmarshal(r.Data, v.Interface()) == nil {
-			if err, ok := v.Interface().(error); ok {
-				return err
-			}
-		}
-	}
-	if isSentinel {
-		return sentinel
-	}
-	return &RemoteError{Type: r.Type, Message: r.Message, Err: cause}
-}
-
-// causeOrMessage is the cause of an error that only wraps one. A record
-// without it (hand-edited, or written by a buggy writer) keeps its message
-// as the cause, since these types' Error methods report their cause's.
-func causeOrMessage(cause error, r *errorRecord) error {
-	if cause == nil {
-		return errors.New(r.Message)
-	}
-	return cause
-}
-
-// codec is the engine's view of the error model.
-type codec struct{}
-
-func (codec) Encode(err error) json.RawMessage { return encodeError(err) }
-
-func (codec) Decode(raw json.RawMessage) error { return decodeError(raw) }
-
-func (codec) Retry(err error) (bool, time.Duration) {
+func (errorCodec) Retry(err error) (bool, time.Duration) {
 	var fatal *FatalError
 	if errors.As(err, &fatal) {
 		return false, 0

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lambdaworkflow/workflow/internal/engine"
+	"github.com/lambdaworkflow/workflow/world"
 )
 
 // FatalError marks a step error that must not be retried. Create it with
@@ -49,21 +50,22 @@ func (e *StepError) Unwrap() error { return e.Err }
 // Errors matched with errors.Is.
 var (
 	// ErrRunFailed matches every RunFailedError.
-	ErrRunFailed = errors.New("workflow run failed")
+	ErrRunFailed = errors.New("workflow: run failed")
 	// ErrRunCancelled matches every RunCancelledError.
-	ErrRunCancelled = errors.New("workflow run cancelled")
+	ErrRunCancelled = errors.New("workflow: run cancelled")
 	// ErrMaxEventsExceeded is the cause of a run that hit its event limit.
 	// Split unbounded loops into child runs.
-	ErrMaxEventsExceeded = errors.New("workflow: run exceeded its event limit")
+	ErrMaxEventsExceeded = engine.ErrMaxEvents
 	// ErrUnknownWorkflow: a worker got a run of a workflow its registry
 	// does not hold. The run is left for a worker that holds it.
-	ErrUnknownWorkflow = errors.New("workflow: the worker's registry does not hold the run's workflow")
+	ErrUnknownWorkflow = engine.ErrUnknownWorkflow
 	// ErrPinnedElsewhere matches every PinnedError.
 	ErrPinnedElsewhere = errors.New("workflow: the run is pinned to another deployment")
-	// ErrRunNotFound is returned for an unknown run ID.
-	ErrRunNotFound = errors.New("workflow run not found")
+	// ErrRunNotFound is returned for an unknown run ID. It is the World's
+	// error: errors.Is matches it whichever package a caller names.
+	ErrRunNotFound = world.ErrRunNotFound
 	// ErrRunFinished: the run has already ended, e.g. cancelling it again.
-	ErrRunFinished = errors.New("workflow run has already finished")
+	ErrRunFinished = world.ErrRunFinished
 )
 
 // RunFailedError is the error of a run that failed; Err is what failed it,

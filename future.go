@@ -46,7 +46,7 @@ func (f *opFuture[T]) Get(ctx Context) (T, error) {
 		return out, err
 	}
 	if err := decodeJSON(raw, &out); err != nil {
-		return out, Fatal(fmt.Errorf("decoding %s result into %T: %w", f.op.Kind, out, err))
+		return out, Fatal(fmt.Errorf("workflow: decoding %s result into %T: %w", f.op.Kind, out, err))
 	}
 	return out, nil
 }
@@ -91,7 +91,7 @@ func (f *valueFuture[T]) Get(ctx Context) (T, error) {
 func marshal(what string, v any) (json.RawMessage, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return nil, fmt.Errorf("encoding %s: %w", what, err)
+		return nil, fmt.Errorf("workflow: encoding %s: %w", what, err)
 	}
 	return b, nil
 }

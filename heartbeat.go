@@ -3,7 +3,6 @@ package workflow
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -58,4 +57,4 @@ func WithHeartbeatTimeout(d time.Duration) StepOption {
 
 // ErrHeartbeatTimeout is the cause of an attempt that sent no heartbeat
 // within its step's [WithHeartbeatTimeout].
-var ErrHeartbeatTimeout = errors.New("workflow: step attempt sent no heartbeat within its heartbeat timeout")
+var ErrHeartbeatTimeout = engine.ErrHeartbeatTimeout

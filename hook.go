@@ -7,13 +7,14 @@ import (
 	"iter"
 
 	"github.com/lambdaworkflow/workflow/internal/engine"
+	"github.com/lambdaworkflow/workflow/world"
 )
 
 // Hook errors, matched with errors.Is.
 var (
 	// ErrHookNotFound: no live hook has this token (never created, disposed,
 	// or its run has ended).
-	ErrHookNotFound = errors.New("workflow: hook not found")
+	ErrHookNotFound = world.ErrHookNotFound
 	// ErrHookConflict: another run holds the token. HookConflictError says which.
 	ErrHookConflict = errors.New("workflow: hook token is held by another run")
 	// ErrHookForceClaimed: another run took the token over with [WithForceClaim].
@@ -192,7 +193,7 @@ func (h *Hook[T]) All(ctx Context) iter.Seq2[T, error] { return all(ctx, h.hookC
 func (h *Hook[T]) decode(msg engine.HookMessage) (T, error) {
 	var v T
 	if err := decodeJSON(msg.Payload, &v); err != nil {
-		return v, fmt.Errorf("hook %q: decoding payload into %T: %w", h.op.Name, v, err)
+		return v, fmt.Errorf("workflow: hook %q: decoding payload into %T: %w", h.op.Name, v, err)
 	}
 	return v, checkPayload(h.validate, v)
 }

@@ -75,7 +75,7 @@ func (c *Client) GetHook(ctx context.Context, token string) (HookInfo, error) {
 	if info.Webhook {
 		var meta webhookMeta
 		if err := json.Unmarshal(h.Metadata, &meta); err != nil {
-			return HookInfo{}, fmt.Errorf("hook %q: reading webhook metadata: %w", token, err)
+			return HookInfo{}, fmt.Errorf("workflow: hook %q: reading webhook metadata: %w", token, err)
 		}
 		info.Metadata, info.Responds = meta.User, meta.Manual
 	}

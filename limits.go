@@ -45,8 +45,8 @@ func (o *defineOptions) limits() *engine.Limits {
 
 // WithLimitKey names the partition the run counts in under its
 // workflow's [WithConcurrency] and [WithRateLimit] limits, a customer's ID
-// say: the limits hold per key. Start refuses it for a workflow without
-// limits.
+// say: the limits hold per key. Start and StartChild refuse it for a
+// workflow without limits.
 func WithLimitKey(key string) StartOption { return func(s *startConfig) { s.limitKey = &key } }
 
 // startLimit is the limit a run of def starts under, if any.

@@ -35,13 +35,10 @@ func Replay(ctx context.Context, log []byte) error {
 
 // replayEvents replays a run's log against the workflows of registry.
 func replayEvents(ctx context.Context, registry *engine.Registry, events []world.Event) error {
-	e := &engine.Engine{Registry: registry, Errors: codec{}}
+	e := &engine.Engine{Registry: registry, Errors: errorModel}
 	err := e.Replay(ctx, events)
 	if nd, ok := errors.AsType[*engine.Nondeterminism](err); ok {
 		return (*NondeterminismError)(nd)
-	}
-	if errors.Is(err, engine.ErrUnknownWorkflow) {
-		return fmt.Errorf("%w: %w", ErrUnknownWorkflow, err)
 	}
 	return err
 }

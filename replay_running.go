@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	payloadcodec "github.com/lambdaworkflow/workflow/codec"
+	"github.com/lambdaworkflow/workflow/codec"
 	"github.com/lambdaworkflow/workflow/internal/engine"
 	"github.com/lambdaworkflow/workflow/world"
 )
@@ -30,16 +30,16 @@ import (
 //
 // Nothing is written and no step runs. It reads each run's log once, and
 // the run listing a page at a time. Give it the workers' payload codec
-// (ReplayPayloadCodec) if they seal runs.
-func ReplayRunning(ctx context.Context, w world.World, registry *Registry, opts ...ReplayOption) (ReplayReport, error) {
+// ([WithPayloadCodec]) if they seal runs: without it, a sealed run in
+// flight cannot be checked and is reported with the error saying why (a
+// *codec.NoKeyError), so that it stops the deploy. It reads runs as a
+// [Client] does; the other client options do not bear on a replay.
+func ReplayRunning(ctx context.Context, w world.World, registry *Registry, opts ...ClientOption) (ReplayReport, error) {
 	reg := engine.Global
 	if registry != nil {
 		reg = registry.r
 	}
-	var cfg replayConfig
-	for _, o := range opts {
-		o(&cfg)
-	}
+	c := NewClient(w, opts...)
 	var report ReplayReport
 	seen := map[string]bool{} // a run that started between the two listings is listed twice
 	for _, status := range []world.RunStatus{world.StatusPending, world.StatusRunning} {
@@ -47,14 +47,14 @@ func ReplayRunning(ctx context.Context, w world.World, registry *Registry, opts 
 		for {
 			page, err := w.ListRuns(ctx, filter)
 			if err != nil {
-				return report, fmt.Errorf("workflow: listing %s runs: %w", status, worldError(err))
+				return report, fmt.Errorf("workflow: listing %s runs: %w", status, err)
 			}
 			for _, run := range page.Runs {
 				if seen[run.ID] {
 					continue
 				}
 				seen[run.ID] = true
-				if err := report.replay(ctx, w, reg, cfg.codec, run); err != nil {
+				if err := report.replay(ctx, w, reg, c.codec, run); err != nil {
 					return report, err
 				}
 			}
@@ -65,19 +65,6 @@ func ReplayRunning(ctx context.Context, w world.World, registry *Registry, opts 
 		}
 	}
 	return report, nil
-}
-
-// ReplayOption configures [ReplayRunning].
-type ReplayOption func(*replayConfig)
-
-type replayConfig struct{ codec *payloadcodec.Chain }
-
-// ReplayPayloadCodec opens the logs of sealed runs (package codec) with c,
-// as the workers' WorkerOptions.Codec does. Without it, a sealed run in
-// flight cannot be checked: it is reported with the error saying why
-// (a *codec.NoKeyError), so that it stops the deploy.
-func ReplayPayloadCodec(c *payloadcodec.Chain) ReplayOption {
-	return func(cfg *replayConfig) { cfg.codec = c }
 }
 
 // ReplayReport is what [ReplayRunning] found.
@@ -106,7 +93,7 @@ type ReplayFailure struct {
 	Err error
 }
 
-func (r *ReplayReport) replay(ctx context.Context, w world.World, reg *engine.Registry, c *payloadcodec.Chain, run world.Run) error {
+func (r *ReplayReport) replay(ctx context.Context, w world.World, reg *engine.Registry, c *codec.Chain, run world.Run) error {
 	events, err := w.Events(ctx, run.ID, 0)
 	if errors.Is(err, world.ErrRunNotFound) {
 		return nil // deleted since it was listed

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"iter"
+
+	"github.com/lambdaworkflow/workflow/internal/stream"
 )
 
 // Stream is a reply whose values are produced over time: a step responds
@@ -31,7 +33,7 @@ import (
 // WebhookResponse; it cannot be a step's result or a workflow's input.
 type Stream[T any] struct {
 	produce func(yield func(T) bool) error // the step's side
-	src     itemSource                     // the caller's side
+	src     *stream.ReplyReader            // the caller's side
 }
 
 // NewStream returns a Stream of the values produce yields. produce stops
@@ -56,7 +58,7 @@ func (s Stream[T]) All(ctx context.Context) iter.Seq2[T, error] {
 		}
 		for {
 			var v T
-			raw, err := s.src.next(ctx)
+			raw, err := s.src.Next(ctx)
 			if errors.Is(err, io.EOF) {
 				return
 			}
@@ -95,7 +97,7 @@ func (s Stream[T]) MarshalJSON() ([]byte, error) {
 
 func (s Stream[T]) replyHead() (json.RawMessage, error) { return nil, nil }
 
-func (s Stream[T]) replyItems() func(emit func(json.RawMessage) error) error {
+func (s Stream[T]) replyItems() stream.Items {
 	return func(emit func(json.RawMessage) error) error {
 		if s.produce == nil {
 			return nil
@@ -116,4 +118,4 @@ func (s Stream[T]) replyItems() func(emit func(json.RawMessage) error) error {
 	}
 }
 
-func (s *Stream[T]) attachItems(src itemSource) { s.src = src }
+func (s *Stream[T]) attachItems(src *stream.ReplyReader) { s.src = src }

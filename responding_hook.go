@@ -9,18 +9,19 @@ import (
 	"time"
 
 	"github.com/lambdaworkflow/workflow/internal/engine"
+	"github.com/lambdaworkflow/workflow/internal/stream"
 	"github.com/lambdaworkflow/workflow/world"
 )
 
 // Responding hook errors, matched with errors.Is.
 var (
 	// ErrHookResponseNotSent: the run ended without answering the message.
-	ErrHookResponseNotSent = errors.New("workflow: the hook's run ended without sending a response")
+	ErrHookResponseNotSent = stream.ErrHookResponseNotSent
 	// ErrNotRespondingHook: ResumeRespondingHook on a hook that does not
 	// reply (a plain hook), or on a webhook (use ResumeWebhook).
 	ErrNotRespondingHook = errors.New("workflow: not a responding hook")
 	// ErrAlreadyResponded: a second Respond to the same message.
-	ErrAlreadyResponded = errors.New("workflow: the message has already been responded to")
+	ErrAlreadyResponded = stream.ErrAlreadyResponded
 	// ErrNotInStep: a step-only call (Respond, Writer) made elsewhere.
 	ErrNotInStep = errors.New("workflow: only a step can do this; pass the step's context.Context")
 	// ErrNoReplyChannel: Respond on a message whose sender waits for no
@@ -32,7 +33,7 @@ var (
 	// ErrReplyRestarted is yielded by a streamed reply when the step that
 	// was sending it failed and its retry sends the reply again from the
 	// top: drop what was received so far and keep reading.
-	ErrReplyRestarted = errors.New("workflow: the reply is being sent again from the top by a retried step")
+	ErrReplyRestarted = stream.ErrReplyRestarted
 )
 
 // RespondingHook is a Hook whose resumers wait for an answer: each message
@@ -91,7 +92,7 @@ func (h *RespondingHook[M, R]) decode(msg engine.HookMessage) (HookMessage[M, R]
 		m.replyTo = msg.ResumeID
 	}
 	if err := decodeJSON(msg.Payload, &m.Data); err != nil {
-		return m, fmt.Errorf("hook %q: decoding message into %T: %w", h.op.Name, m.Data, err)
+		return m, fmt.Errorf("workflow: hook %q: decoding message into %T: %w", h.op.Name, m.Data, err)
 	}
 	return m, nil
 }

@@ -46,7 +46,7 @@ type Run[O any] struct {
 func (r *Run[O]) Status(ctx context.Context) (Status, error) {
 	run, err := engine.Latest(ctx, r.c.world, r.ID)
 	if err != nil {
-		return "", worldError(err)
+		return "", err
 	}
 	if run.Status == world.StatusContinued {
 		return StatusPending, nil
@@ -59,7 +59,7 @@ func (r *Run[O]) Status(ctx context.Context) (Status, error) {
 func (r *Run[O]) Attributes(ctx context.Context) (map[string]string, error) {
 	run, err := r.c.world.GetRun(ctx, r.ID)
 	if err != nil {
-		return nil, worldError(err)
+		return nil, err
 	}
 	return run.Attributes, nil
 }
@@ -77,7 +77,7 @@ func (r *Run[O]) Result(ctx context.Context) (O, error) {
 	for id := r.ID; ; {
 		run, err := engine.Latest(ctx, r.c.world, id)
 		if err != nil {
-			return out, worldError(err)
+			return out, err
 		}
 		id = run.ID // a later check starts where the chain was
 		switch {
@@ -102,7 +102,7 @@ func decodeResult[O any](run world.Run) (O, error) {
 	switch run.Status {
 	case world.StatusCompleted:
 		if err := decodeJSON(run.Output, &out); err != nil {
-			return out, fmt.Errorf("run %s: decoding result into %T: %w", run.ID, out, err)
+			return out, fmt.Errorf("workflow: run %s: decoding result into %T: %w", run.ID, out, err)
 		}
 		return out, nil
 	case world.StatusCancelled:
@@ -121,5 +121,5 @@ func decodeResult[O any](run world.Run) (O, error) {
 // already ended is an error matching [ErrRunFinished]. On a run that
 // continued as new it cancels the latest run of the chain.
 func (r *Run[O]) Cancel(ctx context.Context, reason string) error {
-	return worldError(engine.Cancel(ctx, r.c.world, r.ID, reason, cancelledError(reason), r.c.now()))
+	return engine.Cancel(ctx, r.c.world, r.ID, reason, cancelledError(reason), r.c.now())
 }

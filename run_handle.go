@@ -36,7 +36,7 @@ var (
 		info, _ := engine.StepInfoFrom(ctx)
 		run, err := engine.Latest(ctx, info.World, runID)
 		if err != nil {
-			return runSnapshot{}, worldError(err)
+			return runSnapshot{}, err
 		}
 		if run.Status == world.StatusContinued { // its successor is being created
 			return runSnapshot{Status: StatusPending}, nil
@@ -45,7 +45,7 @@ var (
 	})
 	cancelRunStep = DefineStep("workflow.cancelRun", func(ctx context.Context, c cancelRequest) (struct{}, error) {
 		info, _ := engine.StepInfoFrom(ctx)
-		return struct{}{}, worldError(engine.Cancel(ctx, info.World, c.RunID, c.Reason, cancelledError(c.Reason), info.Now()))
+		return struct{}{}, engine.Cancel(ctx, info.World, c.RunID, c.Reason, cancelledError(c.Reason), info.Now())
 	}, WithMaxRetries(0))
 )
 

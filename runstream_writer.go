@@ -2,22 +2,21 @@ package workflow
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/lambdaworkflow/workflow/internal/engine"
+	"github.com/lambdaworkflow/workflow/internal/stream"
 	"github.com/lambdaworkflow/workflow/world"
 )
 
 // ErrStreamClosed is returned by a write to a run's stream after a step
-// closed it or the run ended.
-var ErrStreamClosed = errors.New("workflow: stream closed")
+// closed it or the run ended. It is the World's error.
+var ErrStreamClosed = world.ErrStreamClosed
 
 // StreamWriter writes values of type T to one of the run's streams, which
 // readers follow live with Run.Readable. Make one with Writer, in a step.
 type StreamWriter[T any] struct {
-	cw *chunkWriter
+	cw *stream.ChunkWriter
 }
 
 // Writer returns a writer to the calling run's stream in namespace ("" is
@@ -30,11 +29,11 @@ type StreamWriter[T any] struct {
 // them calls Close, or the run ends.
 func Writer[T any](ctx context.Context, namespace string) (*StreamWriter[T], error) {
 	info, ok := engine.StepInfoFrom(ctx)
-	streams := stepStreamsFrom(ctx)
-	if !ok || streams == nil {
+	writers, _ := ctx.Value(stepWritersKey{}).(*stream.StepWriters)
+	if !ok || writers == nil {
 		return nil, fmt.Errorf("Writer: %w", ErrNotInStep)
 	}
-	cw, err := streams.open(ctx, info, namespace)
+	cw, err := writers.Open(ctx, info, namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -48,74 +47,16 @@ func (w *StreamWriter[T]) Write(v T) error {
 	if err != nil {
 		return err
 	}
-	return w.cw.write(raw)
+	return w.cw.Write(raw)
 }
 
 // Flush waits until everything written so far is stored.
-func (w *StreamWriter[T]) Flush() error { return w.cw.flush() }
+func (w *StreamWriter[T]) Flush() error { return w.cw.Flush() }
 
 // Close flushes, then ends the stream: readers stop once they have read
 // it all, and later writes, by any step, fail.
-func (w *StreamWriter[T]) Close() error { return w.cw.close() }
+func (w *StreamWriter[T]) Close() error { return w.cw.Close() }
 
-// stepStreams holds the stream writers one step attempt opened: one per
-// stream, shared by every Writer call for it, so the step's writes to a
-// stream keep their order. They are flushed when the step returns.
-type stepStreams struct {
-	mu      sync.Mutex
-	writers map[string]*chunkWriter
-}
-
-type stepStreamsKey struct{}
-
-func withStepStreams(ctx context.Context) (context.Context, *stepStreams) {
-	s := &stepStreams{writers: map[string]*chunkWriter{}}
-	return context.WithValue(ctx, stepStreamsKey{}, s), s
-}
-
-func stepStreamsFrom(ctx context.Context) *stepStreams {
-	s, _ := ctx.Value(stepStreamsKey{}).(*stepStreams)
-	return s
-}
-
-func (s *stepStreams) open(ctx context.Context, info engine.StepInfo, namespace string) (*chunkWriter, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	name := engine.RunStream(info.RunID, namespace)
-	if cw, ok := s.writers[name]; ok {
-		return cw, nil
-	}
-	err := engine.OpenRunStream(ctx, info.World, info.RunID, namespace)
-	if errors.Is(err, world.ErrStreamClosed) {
-		return nil, fmt.Errorf("stream %q of run %s: the run has ended: %w", namespace, info.RunID, worldError(err))
-	}
-	if err != nil {
-		return nil, err
-	}
-	cw := newChunkWriter(ctx, info.World, name)
-	cw.seal = info.Codec
-	s.writers[name] = cw
-	return cw, nil
-}
-
-// settle waits for every writer of the step, whatever their writes
-// returned: the step's error, if any, is what its caller hears.
-func (s *stepStreams) settle() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, cw := range s.writers {
-		_ = cw.settle()
-	}
-}
-
-// flush waits for every writer of the step, and fails if a write failed
-// without the step code being told.
-func (s *stepStreams) flush() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var errs []error
-	for _, cw := range s.writers {
-		errs = append(errs, cw.unreported())
-	}
-	return errors.Join(errs...)
-}
+// stepWritersKey holds, in a step's context, the stream writers of the
+// step attempt (wrapStep).
+type stepWritersKey struct{}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lambdaworkflow/workflow/internal/engine"
+	"github.com/lambdaworkflow/workflow/internal/stream"
 )
 
 // Step is a defined step: an ordinary Go function whose result is recorded
@@ -85,7 +86,7 @@ func (s *Step[I, O]) Go(ctx Context, input I) Future[O] {
 func (s *Step[I, O]) start(ctx Context, input I, site string) *opFuture[O] {
 	raw, err := json.Marshal(input)
 	if err != nil {
-		return failedFuture[O](fmt.Errorf("step %q: encoding input: %w", s.def.Name, err))
+		return failedFuture[O](fmt.Errorf("workflow: step %q: encoding input: %w", s.def.Name, err))
 	}
 	op := ctx.engine().CallStep(s.def, raw, site)
 	return &opFuture[O]{op: op, wrap: func(err error) error {
@@ -116,22 +117,23 @@ func wrapStep[I, O any](name string, fn func(context.Context, I) (O, error)) eng
 	return func(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
 		var in I
 		if err := decodeJSON(raw, &in); err != nil {
-			return nil, Fatal(fmt.Errorf("step %q: decoding input into %T: %w", name, in, err))
+			return nil, Fatal(fmt.Errorf("workflow: step %q: decoding input into %T: %w", name, in, err))
 		}
-		ctx, streams := withStepStreams(ctx)
+		writers := stream.NewStepWriters()
+		ctx = context.WithValue(ctx, stepWritersKey{}, writers)
 		// A failed or panicking attempt's writes land too before the
 		// engine retries it, so the next attempt's never overtake them.
-		defer streams.settle()
+		defer writers.Settle()
 		out, err := fn(ctx, in)
 		if err != nil {
 			return nil, err
 		}
-		if err := streams.flush(); err != nil {
-			return nil, fmt.Errorf("step %q: writing to the run's streams: %w", name, err)
+		if err := writers.Flush(); err != nil {
+			return nil, fmt.Errorf("workflow: step %q: writing to the run's streams: %w", name, err)
 		}
 		encoded, err := json.Marshal(out)
 		if err != nil {
-			return nil, Fatal(fmt.Errorf("step %q: encoding result: %w", name, err))
+			return nil, Fatal(fmt.Errorf("workflow: step %q: encoding result: %w", name, err))
 		}
 		return encoded, nil
 	}

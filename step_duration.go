@@ -1,6 +1,6 @@
 package workflow
 
-import "errors"
+import "github.com/lambdaworkflow/workflow/internal/engine"
 
 // A step's duration meets an invocation's time limit (a Lambda
 // function's timeout, or [WorkerOptions.MaxInvocation]) in three ways:
@@ -25,9 +25,9 @@ import "errors"
 // worker has no [WorkerOptions.LongStepQueue]. Split the step into
 // shorter ones, or set that queue and serve it with a Worker without a
 // time limit.
-var ErrStepTooLong = errors.New("workflow: step declares a timeout longer than any invocation of this worker allows")
+var ErrStepTooLong = engine.ErrStepTooLong
 
 // ErrAttemptInterrupted is the cause of a step attempt whose invocation
 // ended before the attempt reported: it crashed, ran out of time or was
 // stopped by the platform. It counts as a failed attempt.
-var ErrAttemptInterrupted = errors.New("workflow: step attempt interrupted: its invocation ended before it reported")
+var ErrAttemptInterrupted = engine.ErrInterrupted

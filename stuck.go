@@ -2,7 +2,6 @@ package workflow
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/lambdaworkflow/workflow/internal/engine"
@@ -11,7 +10,7 @@ import (
 // ErrRunStuck is the cause of a run that [Worker.CheckStuck] failed: it
 // was overdue with nothing to move it on (its message was lost), and
 // re-queueing it did not move it either.
-var ErrRunStuck = errors.New("workflow: run stuck: nothing moved it on, not even a re-queue of its message")
+var ErrRunStuck = engine.ErrStuck
 
 // StuckReport is what one [Worker.CheckStuck] did.
 type StuckReport struct {
@@ -44,5 +43,5 @@ func (w *Worker) CheckStuck(ctx context.Context, after time.Duration) (StuckRepo
 		after = engine.DefaultStuckAfter
 	}
 	r, err := w.w.Engine.CheckStuck(ctx, after)
-	return StuckReport{Requeued: r.Requeued, Failed: r.Failed, More: r.More}, worldError(err)
+	return StuckReport{Requeued: r.Requeued, Failed: r.Failed, More: r.More}, err
 }

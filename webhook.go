@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/lambdaworkflow/workflow/internal/engine"
+	"github.com/lambdaworkflow/workflow/internal/stream"
 )
 
 // WebhookPath is the route under which webhooks are served: a webhook's
@@ -61,14 +62,14 @@ type WebhookResponse struct {
 
 func (r WebhookResponse) replyHead() (json.RawMessage, error) { return json.Marshal(r) }
 
-func (r WebhookResponse) replyItems() func(emit func(json.RawMessage) error) error {
+func (r WebhookResponse) replyItems() stream.Items {
 	if r.Stream.produce == nil {
 		return nil
 	}
 	return r.Stream.replyItems()
 }
 
-func (r *WebhookResponse) attachItems(src itemSource) { r.Stream.attachItems(src) }
+func (r *WebhookResponse) attachItems(src *stream.ReplyReader) { r.Stream.attachItems(src) }
 
 // Webhook is a responding hook reachable over HTTP, at a URL anyone who
 // knows it can call: a RespondingHook whose messages are HTTP requests and

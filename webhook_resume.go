@@ -46,7 +46,7 @@ func (c *Client) ResumeWebhook(ctx context.Context, token string, req WebhookReq
 		}
 		recorded := req
 		recorded.Header = recordedHeaders(req.Header, meta.Headers)
-		return mustJSON(recorded), nil
+		return json.Marshal(recorded)
 	}
 	resumeID := newResumeID()
 	if _, err := c.deliver(ctx, token, resumeID, message); err != nil {

@@ -4,11 +4,10 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
-	payloadcodec "github.com/lambdaworkflow/workflow/codec"
+	"github.com/lambdaworkflow/workflow/codec"
 	"github.com/lambdaworkflow/workflow/internal/engine"
 	"github.com/lambdaworkflow/workflow/world"
 )
@@ -93,7 +92,7 @@ type WorkerOptions struct {
 	// the run's key leaves its deliveries to be retried ("payload is
 	// encrypted; no key for run ..."). Give the Client the same chain
 	// (WithPayloadCodec).
-	Codec *payloadcodec.Chain
+	Codec *codec.Chain
 	// Replace swaps steps for others, e.g. fakes in tests.
 	Replace []StepReplacement
 	// WebhookBaseURL is where the webhook route is served, e.g.
@@ -133,7 +132,7 @@ func NewWorker(w world.World, opts WorkerOptions) *Worker {
 	e := &engine.Engine{
 		World:      w,
 		Registry:   registry,
-		Errors:     codec{},
+		Errors:     errorModel,
 		Now:        opts.Clock,
 		MaxEvents:  opts.MaxEvents,
 		InlineWait: opts.InlineWait,
@@ -210,14 +209,10 @@ func (w *Worker) Handle(ctx context.Context, d world.Delivery) error {
 	return workerError(w.w.Handle(ctx, d))
 }
 
-// workerError gives an engine or World error the root sentinel users
-// match it with.
+// workerError gives a run pinned elsewhere the error type users match.
 func workerError(err error) error {
 	if pinned := (*engine.PinnedElsewhere)(nil); errors.As(err, &pinned) {
 		return &PinnedError{RunID: pinned.RunID, Deployment: pinned.Deployment}
 	}
-	if errors.Is(err, engine.ErrUnknownWorkflow) {
-		return fmt.Errorf("%w: %w", ErrUnknownWorkflow, err)
-	}
-	return worldError(err)
+	return err
 }

@@ -34,7 +34,7 @@ func Define[I, O any](name string, fn func(ctx Context, input I) (O, error), opt
 	def := &engine.WorkflowDef{Name: name, Fn: func(c *engine.Ctx, raw json.RawMessage) (json.RawMessage, error) {
 		var in I
 		if err := decodeJSON(raw, &in); err != nil {
-			return nil, Fatal(fmt.Errorf("workflow %q: decoding input: %w", name, err))
+			return nil, Fatal(fmt.Errorf("workflow: workflow %q: decoding input: %w", name, err))
 		}
 		out, err := fn(workflowContext{c}, in)
 		if err != nil {
@@ -42,7 +42,7 @@ func Define[I, O any](name string, fn func(ctx Context, input I) (O, error), opt
 		}
 		encoded, err := json.Marshal(out)
 		if err != nil {
-			return nil, Fatal(fmt.Errorf("workflow %q: encoding result: %w", name, err))
+			return nil, Fatal(fmt.Errorf("workflow: workflow %q: encoding result: %w", name, err))
 		}
 		return encoded, nil
 	}, Latest: o.policy == Latest, Limits: o.limit}

@@ -256,3 +256,28 @@ func TestIdempotencyKeyReturnsTheSameRun(t *testing.T) {
 		t.Fatalf("%d runs listed, want 1", len(page.Runs))
 	}
 }
+
+// StartChild takes Start's options: an idempotency key names the child
+// run as it would a started one, and WithAttributes, which applies to
+// Start only, fails the child.
+var keyedParent = workflow.Define("test.keyedParent", func(ctx workflow.Context, key string) (struct{}, error) {
+	c := child.StartChild(ctx, 1, workflow.WithIdempotencyKey(key))
+	if _, err := c.Get(ctx); err != nil {
+		return struct{}{}, err
+	}
+	_, err := child.StartChild(ctx, 1, workflow.WithAttributes(map[string]string{"k": "v"})).Get(ctx)
+	return struct{}{}, err
+})
+
+func TestStartChildTakesStartOptions(t *testing.T) {
+	env := workflowtest.New(t)
+	_, err := workflowtest.Start(env, keyedParent, "order-8").Result()
+	if err == nil || !strings.Contains(err.Error(), "WithAttributes applies to Start only") {
+		t.Fatalf("a child started WithAttributes: %v", err)
+	}
+	started := workflowtest.Start(env, child, 1, workflow.WithIdempotencyKey("order-8"))
+	page, _ := env.Client.ListRuns(context.Background(), workflow.RunFilter{Workflow: "test.child"})
+	if len(page.Runs) != 1 || page.Runs[0].ID != started.ID {
+		t.Fatalf("runs %+v: want the keyed child alone, %s", page.Runs, started.ID)
+	}
+}

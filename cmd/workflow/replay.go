@@ -23,7 +23,7 @@ func replayRunning(ctx context.Context, env *env, args []string) error {
 		return err
 	}
 	defer w.Close()
-	report, err := workflow.ReplayRunning(ctx, w, lambdaapp.Workflows, workflow.ReplayPayloadCodec(wf.codec))
+	report, err := workflow.ReplayRunning(ctx, w, lambdaapp.Workflows, workflow.WithPayloadCodec(wf.codec))
 	if err != nil {
 		return err
 	}

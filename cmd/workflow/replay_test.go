@@ -58,7 +58,7 @@ func TestReplayGate(t *testing.T) {
 			}
 			for _, want := range []string{
 				`FAIL order-drifted (workflow lambdaapp.order): nondeterministic workflow: run order-drifted, event 3: the log records step "lambdaapp.quote" as call #1, but the workflow called step "lambdaapp.price" at order.go:`,
-				`FAIL other-workflow (workflow billing.invoice): workflow: the worker's registry does not hold the run's workflow`,
+				`FAIL other-workflow (workflow billing.invoice): workflow: unknown workflow "billing.invoice"`,
 				"2 of 3 runs in flight would fail",
 			} {
 				if !strings.Contains(out, want) {

@@ -36,7 +36,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "gate:", err)
 		os.Exit(2)
 	}
-	report, err := workflow.ReplayRunning(ctx, w, lambdaapp.Workflows, workflow.ReplayPayloadCodec(aws.PayloadCodecFromEnv(cfg)))
+	report, err := workflow.ReplayRunning(ctx, w, lambdaapp.Workflows, workflow.WithPayloadCodec(aws.PayloadCodecFromEnv(cfg)))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gate: nothing checked:", err)
 		os.Exit(2)

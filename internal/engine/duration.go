@@ -26,13 +26,14 @@ import (
 // step with no declared timeout, killed at every deadline, ends.
 
 // ErrStepTooLong fails a step whose declared timeout is longer than any
-// invocation's budget. The root package revives it as
-// workflow.ErrStepTooLong.
-var ErrStepTooLong = errors.New("step declares a timeout longer than any invocation of this worker allows")
+// invocation's budget. Users match it as workflow.ErrStepTooLong, the same
+// value.
+var ErrStepTooLong = errors.New("workflow: step declares a timeout longer than any invocation of this worker allows")
 
 // ErrInterrupted is the error of an attempt whose invocation ended before
-// it reported. The root package revives it as workflow.ErrAttemptInterrupted.
-var ErrInterrupted = errors.New("step attempt interrupted: its invocation ended before it reported")
+// it reported. Users match it as workflow.ErrAttemptInterrupted, the same
+// value.
+var ErrInterrupted = errors.New("workflow: step attempt interrupted: its invocation ended before it reported")
 
 // placement says where a step's next attempt may start.
 type placement int

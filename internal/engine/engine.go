@@ -92,11 +92,12 @@ type Engine struct {
 // DefaultMaxEvents is the per-run event ceiling unless configured.
 const DefaultMaxEvents = 25_000
 
-// Errors the engine reports in failed runs. The root package maps them to
-// its own error types when it decodes a run's error.
+// Errors the engine reports in failed runs. Users match them as
+// workflow.ErrMaxEventsExceeded and workflow.ErrUnknownWorkflow, the same
+// values; the error codec revives them as themselves from a run's log.
 var (
-	ErrMaxEvents       = errors.New("run exceeded its event limit")
-	ErrUnknownWorkflow = errors.New("unknown workflow")
+	ErrMaxEvents       = errors.New("workflow: run exceeded its event limit")
+	ErrUnknownWorkflow = errors.New("workflow: unknown workflow")
 )
 
 // Nondeterminism describes a workflow whose calls no longer match its log.

@@ -28,9 +28,9 @@ import (
 const DefaultHeartbeatThrottle = 30 * time.Second
 
 // ErrHeartbeatTimeout fails an attempt that sent no heartbeat within its
-// step's heartbeat timeout. The root package revives it as
-// workflow.ErrHeartbeatTimeout.
-var ErrHeartbeatTimeout = errors.New("step attempt sent no heartbeat within its heartbeat timeout")
+// step's heartbeat timeout. Users match it as workflow.ErrHeartbeatTimeout,
+// the same value.
+var ErrHeartbeatTimeout = errors.New("workflow: step attempt sent no heartbeat within its heartbeat timeout")
 
 // beats is one running attempt's heartbeat state, shared by the step's
 // goroutine (Heartbeat) and the invocation's loop.

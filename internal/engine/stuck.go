@@ -18,9 +18,9 @@ import (
 // ErrStuck. Any number of checks may run at once: each step is a
 // conditional write.
 
-// ErrStuck is the cause of a run the stuck-run check failed. The root
-// package revives it as workflow.ErrRunStuck.
-var ErrStuck = errors.New("run stuck: nothing moved it on, not even a re-queue of its message")
+// ErrStuck is the cause of a run the stuck-run check failed. Users match
+// it as workflow.ErrRunStuck, the same value.
+var ErrStuck = errors.New("workflow: run stuck: nothing moved it on, not even a re-queue of its message")
 
 // DefaultStuckAfter is how long a run may be overdue with nothing moving
 // it before the check re-queues it, and after that, fails it. It outlasts

@@ -97,7 +97,7 @@ func TestReplayRunningOpensSealedRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	registry := workflow.NewRegistry(awsGated)
-	gate := func(opts ...workflow.ReplayOption) workflow.ReplayReport {
+	gate := func(opts ...workflow.ClientOption) workflow.ReplayReport {
 		t.Helper()
 		report, err := workflow.ReplayRunning(ctx, w, registry, opts...)
 		if err != nil || report.Replayed != 1 {
@@ -109,7 +109,7 @@ func TestReplayRunningOpensSealedRuns(t *testing.T) {
 	if r := gate(); len(r.Failures) != 1 || !strings.Contains(fmtErr(r.Failures[0].Err), "payload is encrypted; no key for run "+waiting.ID) {
 		t.Fatalf("without the key: %+v, want the run failed as unreadable", r)
 	}
-	reader := workflow.ReplayPayloadCodec(kmsChain(NewKMSKeys(cfg, "unused"))) // another process: the key ARN is the run's
+	reader := workflow.WithPayloadCodec(kmsChain(NewKMSKeys(cfg, "unused"))) // another process: the key ARN is the run's
 	if r := gate(reader); len(r.Failures) != 0 {
 		t.Fatalf("with the key, on the code the run started on: %+v", r.Failures)
 	}

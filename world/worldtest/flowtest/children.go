@@ -19,7 +19,7 @@ var lateChildParent = workflow.Define("flowtest.lateChildParent", func(ctx workf
 	if _, err := stuckStep.Call(ctx, 1); err != nil {
 		return "", err
 	}
-	lateChild.StartChild(ctx, childID, workflow.WithChildRunID(childID))
+	lateChild.StartChild(ctx, childID, workflow.WithRunID(childID))
 	return "started", nil
 })
 

@@ -295,7 +295,7 @@ func cancelDyingBeforeItsMessageFreesTheSlot(t *testing.T, e *env) {
 var limitedParent = workflow.Define("flowtest.limitedParent", func(ctx workflow.Context, children []limitedIn) (int, error) {
 	var runs []*workflow.ChildRun[int]
 	for _, in := range children {
-		runs = append(runs, limitedOne.StartChild(ctx, in, workflow.WithChildLimitKey(in.Key)))
+		runs = append(runs, limitedOne.StartChild(ctx, in, workflow.WithLimitKey(in.Key)))
 	}
 	sum := 0
 	for _, r := range runs {

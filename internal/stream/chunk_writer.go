@@ -1,11 +1,16 @@
-package workflow
+// Package stream is what the root package writes to a World's streams and
+// reads back: a run's streams, written in batches by its steps and
+// followed by cursors, and the reply streams of responding hooks and
+// webhooks, made of frames. None of it is user API: package workflow
+// wraps it in StreamWriter, Run.Readable, Stream and the resume calls.
+package stream
 
 import (
 	"context"
 	"fmt"
 	"sync"
 
-	payloadcodec "github.com/lambdaworkflow/workflow/codec"
+	"github.com/lambdaworkflow/workflow/codec"
 	"github.com/lambdaworkflow/workflow/internal/engine"
 	"github.com/lambdaworkflow/workflow/world"
 )
@@ -14,15 +19,15 @@ import (
 // slower than the code producing them; past it, write waits for room.
 const maxPendingChunks = 256
 
-// chunkWriter appends chunks to one stream, in order, without making the
+// ChunkWriter appends chunks to one stream, in order, without making the
 // producer wait for each write: chunks queue up while a write is in flight
 // and go out together in the next one. A failed write fails every later
 // call; flush waits until everything queued is written.
-type chunkWriter struct {
+type ChunkWriter struct {
 	ctx     context.Context
 	streams world.Streams
 	name    string
-	seal    *payloadcodec.Run // encodes each chunk; nil for a plain run
+	seal    *codec.Run // encodes each chunk; nil for a plain run
 
 	mu       sync.Mutex
 	changed  *sync.Cond // signalled when pending drains or a write ends
@@ -33,13 +38,17 @@ type chunkWriter struct {
 	closed   bool
 }
 
-func newChunkWriter(ctx context.Context, streams world.Streams, name string) *chunkWriter {
-	cw := &chunkWriter{ctx: ctx, streams: streams, name: name}
+// newChunkWriter returns a writer to the stream name that seals each
+// chunk with seal, the run's codec (nil for a plain run).
+func newChunkWriter(ctx context.Context, streams world.Streams, name string, seal *codec.Run) *ChunkWriter {
+	cw := &ChunkWriter{ctx: ctx, streams: streams, name: name, seal: seal}
 	cw.changed = sync.NewCond(&cw.mu)
 	return cw
 }
 
-func (cw *chunkWriter) write(chunk []byte) error {
+// Write queues chunk; it waits only while maxPendingChunks are queued,
+// and fails once a write failed or the writer was closed.
+func (cw *ChunkWriter) Write(chunk []byte) error {
 	if cw.seal != nil {
 		var err error
 		if chunk, err = cw.seal.Encode(engine.StreamPlace(cw.name), chunk); err != nil {
@@ -56,7 +65,7 @@ func (cw *chunkWriter) write(chunk []byte) error {
 		cw.reported = true
 		return cw.err
 	case cw.closed:
-		return worldError(fmt.Errorf("write stream %s: %w", cw.name, world.ErrStreamClosed))
+		return fmt.Errorf("workflow: write stream %s: %w", cw.name, world.ErrStreamClosed)
 	}
 	cw.pending = append(cw.pending, chunk)
 	if !cw.busy {
@@ -67,7 +76,7 @@ func (cw *chunkWriter) write(chunk []byte) error {
 }
 
 // drain writes what is pending, batch after batch, until nothing is left.
-func (cw *chunkWriter) drain() {
+func (cw *ChunkWriter) drain() {
 	cw.mu.Lock()
 	defer cw.mu.Unlock()
 	for len(cw.pending) > 0 && cw.err == nil {
@@ -77,15 +86,15 @@ func (cw *chunkWriter) drain() {
 		cw.mu.Unlock()
 		err := cw.streams.WriteStream(cw.ctx, cw.name, batch)
 		cw.mu.Lock()
-		cw.err = worldError(err)
+		cw.err = err
 	}
 	cw.pending, cw.busy = nil, false
 	cw.changed.Broadcast()
 }
 
-// flush waits until every chunk written so far is in the World.
-func (cw *chunkWriter) flush() error {
-	err := cw.settle()
+// Flush waits until every chunk written so far is in the World.
+func (cw *ChunkWriter) Flush() error {
+	err := cw.Settle()
 	if err != nil {
 		cw.mu.Lock()
 		cw.reported = true
@@ -94,10 +103,10 @@ func (cw *chunkWriter) flush() error {
 	return err
 }
 
-// unreported flushes like flush, but returns only a failure its user has
+// Unreported flushes like Flush, but returns only a failure its user has
 // not been told about, when the step that wrote ends.
-func (cw *chunkWriter) unreported() error {
-	err := cw.settle()
+func (cw *ChunkWriter) Unreported() error {
+	err := cw.Settle()
 	cw.mu.Lock()
 	defer cw.mu.Unlock()
 	if cw.reported {
@@ -106,7 +115,9 @@ func (cw *chunkWriter) unreported() error {
 	return err
 }
 
-func (cw *chunkWriter) settle() error {
+// Settle waits until everything queued is written, and returns the first
+// failed write without counting it as reported.
+func (cw *ChunkWriter) Settle() error {
 	cw.mu.Lock()
 	defer cw.mu.Unlock()
 	for cw.busy {
@@ -115,9 +126,9 @@ func (cw *chunkWriter) settle() error {
 	return cw.err
 }
 
-// close flushes, then closes the stream for every writer.
-func (cw *chunkWriter) close() error {
-	if err := cw.flush(); err != nil {
+// Close flushes, then closes the stream for every writer.
+func (cw *ChunkWriter) Close() error {
+	if err := cw.Flush(); err != nil {
 		return err
 	}
 	cw.mu.Lock()
