@@ -16,22 +16,6 @@ import (
 // the delay bounds how long an observer can miss a running step.
 const lazyFlush = 25 * time.Millisecond
 
-// defaultMaxAppend is the most events one append writes on a World that
-// does not say (world.AppendLimiter). Worlds bound an atomic append, and a
-// wide fan-out buffers three events per branch (its creation, start and
-// result, when its step ends before the buffer's lazy flush), so a
-// 64-branch join takes two appends at this bound; the AWS World packs
-// events to take it in one.
-const defaultMaxAppend = 98
-
-// maxAppend is the most events one append of the World writes.
-func (e *Engine) maxAppend() int {
-	if l, ok := e.World.(world.AppendLimiter); ok {
-		return l.MaxAppend()
-	}
-	return defaultMaxAppend
-}
-
 // drive replays the log, then runs the workflow live.
 func (inv *invocation) drive(events []world.Event) error {
 	inv.pinned = pinnedTo(events)
@@ -326,8 +310,8 @@ func (inv *invocation) watch() <-chan struct{} {
 const watchPoll = time.Second
 
 func (inv *invocation) waitForOthers(ctx context.Context, runID string, seen int64) error {
-	if _, ok := inv.e.World.(world.Notifier); ok {
-		return world.WaitEvents(ctx, inv.e.World, runID, seen)
+	if n := inv.e.caps().notifier; n != nil {
+		return n.WaitEvents(ctx, runID, seen)
 	}
 	t := time.NewTimer(watchPoll)
 	defer t.Stop()
@@ -384,7 +368,7 @@ func (inv *invocation) flush() error {
 		// A big buffer (a wide fan-out's creation events) goes in several
 		// appends; the run's update goes with the last, beside the event
 		// that caused it.
-		n := min(len(inv.buffer), inv.e.maxAppend())
+		n := min(len(inv.buffer), inv.e.caps().maxAppend)
 		update := inv.update
 		if n < len(inv.buffer) {
 			update = nil

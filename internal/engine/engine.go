@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/lambdaworkflow/workflow/codec"
@@ -52,7 +53,7 @@ type Engine struct {
 	// limit. Nil: such a step fails with ErrStepTooLong.
 	LongSteps world.Queue
 	// LeaseTTL is how long a run stays leased to an invocation that
-	// stopped renewing (DefaultLeaseTTL if zero), on Worlds with leases.
+	// stopped renewing (DefaultLeaseTTL if zero).
 	LeaseTTL time.Duration
 	// WebhookBaseURL is where the public webhook route is served (e.g.
 	// "https://example.com"); workflows build their webhooks' URLs on it.
@@ -87,6 +88,9 @@ type Engine struct {
 
 	idle idleRuns
 	warm warmCache
+
+	capsOnce     sync.Once
+	capabilities *capabilities // the World's optional interfaces; see caps
 }
 
 // DefaultMaxEvents is the per-run event ceiling unless configured.
@@ -150,9 +154,9 @@ func (e *Engine) step(def *StepDef) *StepDef {
 // when the run must be processed again (a World failure); everything the
 // run itself does, including failing, is recorded in its log.
 //
-// Where the World leases runs, only the invocation holding the run's lease
-// reads the log and drives the run; one that finds the lease held by a
-// live invocation defers its delivery to it (see deferToHolder).
+// Only the invocation holding the run's lease reads the log and drives the
+// run; one that finds the lease held by a live invocation defers its
+// delivery to it (see deferToHolder).
 func (e *Engine) Process(ctx context.Context, runID string) error {
 	run, early, err := e.readRun(ctx, runID)
 	if err != nil {

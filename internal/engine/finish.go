@@ -61,7 +61,7 @@ func (inv *invocation) finish() error {
 // the run and its stream index unsynced (world.UnsyncedReader): it acts on
 // them only by writing to the World, after the end it read.
 func (inv *invocation) afterFinish(events []world.Event) error {
-	run, err := world.GetRunUnsynced(inv.ctx, inv.e.World, inv.run.ID)
+	run, err := inv.e.caps().unsynced.GetRunUnsynced(inv.ctx, inv.run.ID)
 	if err != nil {
 		return err
 	}
@@ -75,18 +75,18 @@ func (inv *invocation) afterFinish(events []world.Event) error {
 			return err
 		}
 	}
-	stranded, err := strandedReplies(inv.ctx, inv.e.World, run)
+	stranded, err := strandedReplies(inv.ctx, inv.e.caps().inbox, run)
 	if err != nil {
 		return err
 	}
-	streams, err := closeStreams(inv.ctx, inv.e.World, run.ID, append(held.owed, stranded...))
+	streams, err := closeStreams(inv.ctx, inv.e.World, inv.e.caps().unsynced, run.ID, append(held.owed, stranded...))
 	if err != nil {
 		return err
 	}
-	if err := withdrawAll(inv.ctx, inv.e.World, run.ID, stranded); err != nil {
+	if err := withdrawAll(inv.ctx, inv.e.caps().inbox, run.ID, stranded); err != nil {
 		return err
 	}
-	if ex, ok := inv.e.World.(world.Expirer); ok {
+	if ex := inv.e.caps().expirer; ex != nil {
 		if err := ex.ExpireRun(inv.ctx, run.ID, streams); err != nil {
 			return err
 		}
@@ -249,18 +249,9 @@ func StartRun(ctx context.Context, w world.World, nr NewRun, now time.Time) (err
 	}
 	msg := world.Message{RunID: nr.ID, DedupKey: nr.ID + "/start", Trace: traceParent(ctx)}
 	if nr.Limit != nil {
-		return startLimited(ctx, w, run, []world.Event{first}, msg, *nr.Limit)
-	}
-	if starter, ok := w.(world.RunStarter); ok {
-		_, err := starter.StartRun(ctx, run, []world.Event{first}, msg) // one commit
-		return err
-	}
-	existing, err := w.CreateRun(ctx, run, []world.Event{first})
-	if err != nil && (!errors.Is(err, world.ErrRunExists) || existing.Status.Terminal()) {
-		return err
-	}
-	if qerr := enqueue(ctx, w, msg); qerr != nil {
-		return qerr
+		_, err = w.StartLimited(ctx, run, []world.Event{first}, msg, *nr.Limit)
+	} else {
+		_, err = w.StartRun(ctx, run, []world.Event{first}, msg)
 	}
 	return err
 }

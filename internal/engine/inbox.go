@@ -76,17 +76,16 @@ func deliver(ctx context.Context, w world.World, c *codec.Chain, inbox world.Inb
 // inbox is the World's inbox, if it has one and this invocation holds the
 // run's lease: only the holder folds.
 func (inv *invocation) inbox() world.Inbox {
-	ib, _ := inv.e.World.(world.Inbox)
 	if !inv.lease.held {
 		return nil
 	}
-	return ib
+	return inv.e.caps().inbox
 }
 
 // awaitsMessages reports whether the run holds a hook that messages may
 // still reach, so that its inbox is worth reading.
 func (inv *invocation) awaitsMessages() bool {
-	if _, ok := inv.e.World.(world.Inbox); !ok {
+	if inv.e.caps().inbox == nil {
 		return false
 	}
 	for _, op := range inv.ops {
@@ -103,7 +102,7 @@ func (inv *invocation) inboxWaiting() (bool, error) {
 	if !inv.awaitsMessages() {
 		return false, nil
 	}
-	msgs, err := inv.e.World.(world.Inbox).Inbox(inv.ctx, inv.run.ID)
+	msgs, err := inv.e.caps().inbox.Inbox(inv.ctx, inv.run.ID)
 	return len(msgs) > 0, err
 }
 
@@ -225,7 +224,7 @@ func (inv *invocation) forward(m world.InboxMessage) (bool, error) {
 	if m.Event, err = inv.resealFor(cur.RunID, m.Event, cur.CorrelationID); err != nil {
 		return false, err
 	}
-	if err := inv.e.World.(world.Inbox).Deliver(inv.ctx, cur.RunID, m); err != nil {
+	if err := inv.e.caps().inbox.Deliver(inv.ctx, cur.RunID, m); err != nil {
 		return false, err
 	}
 	return true, enqueue(inv.ctx, inv.e.World, world.Message{RunID: cur.RunID})
@@ -236,9 +235,8 @@ func (inv *invocation) forward(m world.InboxMessage) (bool, error) {
 // that no reply will come. A non-responding hook's message gets a closed
 // reply stream nobody reads: knowing which hooks reply would cost a read
 // of the log, and such a message is rare.
-func strandedReplies(ctx context.Context, w world.World, run world.Run) ([]string, error) {
-	ib, ok := w.(world.Inbox)
-	if !ok || run.Inbox == 0 {
+func strandedReplies(ctx context.Context, ib world.Inbox, run world.Run) ([]string, error) {
+	if ib == nil || run.Inbox == 0 {
 		return nil, nil
 	}
 	msgs, err := ib.Inbox(ctx, run.ID)
@@ -254,9 +252,9 @@ func strandedReplies(ctx context.Context, w world.World, run world.Run) ([]strin
 // withdrawAll takes a finished run's stranded messages out of its inbox,
 // once their callers have been told: nothing will fold them, and on the
 // AWS World each keeps the run in the index of runs due.
-func withdrawAll(ctx context.Context, w world.World, runID string, ids []string) error {
+func withdrawAll(ctx context.Context, ib world.Inbox, runID string, ids []string) error {
 	for _, id := range ids {
-		if _, err := w.(world.Inbox).Withdraw(ctx, runID, id); err != nil {
+		if _, err := ib.Withdraw(ctx, runID, id); err != nil {
 			return err
 		}
 	}

@@ -104,7 +104,7 @@ func (inv *invocation) begin(ctx context.Context, run world.Run) {
 	inv.ctx, inv.cancel = context.WithCancelCause(ctx)
 	inv.run = run
 	inv.openedAt = time.Now()
-	inv.lease = newRunLease(inv.e.World)
+	inv.lease = newRunLease()
 	inv.log = inv.e.newRunLogger(run)
 	inv.results = make(chan stepResult)
 	// Room for a fan-out's beats while the loop writes; a full

@@ -101,7 +101,7 @@ func (inv *invocation) launch(op *Op) {
 // its result.
 func (inv *invocation) launchAtIssue(op *Op) {
 	def := inv.e.step(op.step.def)
-	if !inv.driving || inv.ahead > 0 || inv.fatal != nil || inv.terminal || !inv.lease.mayRun() || inv.ctx.Err() != nil || inv.place(def) != runHere {
+	if !inv.driving || inv.ahead > 0 || inv.fatal != nil || inv.terminal || !inv.lease.held || inv.ctx.Err() != nil || inv.place(def) != runHere {
 		return // the loop's materialize decides
 	}
 	inv.startAttempt(op, def)

@@ -43,7 +43,7 @@ func (w *Worker) Serve(ctx context.Context) error {
 	defer w.Engine.DropWarm()   // after the last delivery: no parked coroutine outlives the worker
 	var checks sync.WaitGroup
 	defer checks.Wait()
-	if _, ok := w.Engine.World.(world.Overdue); ok && w.StuckAfter > 0 {
+	if w.StuckAfter > 0 {
 		checks.Go(func() { w.checkStuckPeriodically(ctx) })
 	}
 	for {
