@@ -53,7 +53,7 @@ type Engine struct {
 	// limit. Nil: such a step fails with ErrStepTooLong.
 	LongSteps world.Queue
 	// LeaseTTL is how long a run stays leased to an invocation that
-	// stopped renewing (DefaultLeaseTTL if zero).
+	// stopped renewing (defaultLeaseTTL if zero).
 	LeaseTTL time.Duration
 	// WebhookBaseURL is where the public webhook route is served (e.g.
 	// "https://example.com"); workflows build their webhooks' URLs on it.
@@ -81,7 +81,7 @@ type Engine struct {
 	Codec *codec.Chain
 
 	// WarmRuns and WarmBytes bound the warm cache of suspended runs kept
-	// replayed in memory (warm.go): DefaultWarmRuns and DefaultWarmBytes
+	// replayed in memory (warm.go): defaultWarmRuns and defaultWarmBytes
 	// if zero; negative keeps none.
 	WarmRuns  int
 	WarmBytes int64
@@ -241,7 +241,7 @@ func (e *Engine) processLeased(ctx context.Context, inv *invocation, warm bool, 
 		return err
 	}
 	defer func() { _, _ = inv.releaseLease(false) }() // on the error paths; drive releases on suspension
-	inv.inboxRead = early.waiting()
+	inv.inbox.read = early.waiting()
 	if warm {
 		tail, err := inv.logAfter(inv.lastSlot.Load(), early, last)
 		if err != nil {

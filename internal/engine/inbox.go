@@ -10,6 +10,30 @@ import (
 	"github.com/lambdaworkflow/workflow/world"
 )
 
+// inboxState is what an invocation knows of its run's inbox
+// (world.Inbox): which hook messages the log holds, what the run's read
+// found waiting, and whether it folded any.
+type inboxState struct {
+	received map[string]bool      // eventKeys of the log's hook messages, against redelivered inbox messages
+	read     []world.InboxMessage // the inbox as the run's read before the lease found it, for the first fold
+	folded   bool                 // the invocation folded inbox messages: more may be coming
+}
+
+// noteReceived records a hook message the log holds.
+func (s *inboxState) noteReceived(ev world.Event) { s.received[eventKey(ev)] = true }
+
+// inLog reports whether the log holds the message already (a resumer's
+// retry of one folded before).
+func (s *inboxState) inLog(m world.InboxMessage) bool { return s.received[eventKey(m.Event)] }
+
+// takeRead returns what the run's read found waiting, once: nil after
+// the first fold, or if the read found nothing.
+func (s *inboxState) takeRead() []world.InboxMessage {
+	msgs := s.read
+	s.read = nil
+	return msgs
+}
+
 // A run's inbox (world.Inbox) takes hook messages without contention: a
 // resumer writes its message under a key of its own instead of racing
 // every other resumer for the log's next slot, and the invocation holding
@@ -75,7 +99,7 @@ func deliver(ctx context.Context, w world.World, c *codec.Chain, inbox world.Inb
 
 // inbox is the World's inbox, if it has one and this invocation holds the
 // run's lease: only the holder folds.
-func (inv *invocation) inbox() world.Inbox {
+func (inv *invocation) foldingInbox() world.Inbox {
 	if !inv.lease.held {
 		return nil
 	}
@@ -115,14 +139,13 @@ func (inv *invocation) inboxWaiting() (bool, error) {
 // out of the inbox, whose changed item sends the fold back to read it),
 // and one delivered since is folded like one delivered during the fold.
 func (inv *invocation) fold() (took bool, err error) {
-	ib := inv.inbox()
+	ib := inv.foldingInbox()
 	start := inv.lastSlot.Load()
 	for ib != nil && !inv.terminal && inv.fatal == nil {
-		msgs, err := inv.inboxRead, error(nil)
-		if inv.inboxRead == nil {
+		msgs, err := inv.inbox.takeRead(), error(nil)
+		if msgs == nil {
 			msgs, err = ib.Inbox(inv.ctx, inv.run.ID)
 		}
-		inv.inboxRead = nil
 		if err != nil || len(msgs) == 0 {
 			return inv.lastSlot.Load() > start, err
 		}
@@ -148,7 +171,7 @@ func (inv *invocation) foldBatch(ib world.Inbox, msgs []world.InboxMessage) (aga
 			if int64(len(evs)) >= room {
 				break
 			}
-			if !inv.received[eventKey(m.Event)] {
+			if !inv.inbox.inLog(m) {
 				sent, err := inv.forward(m)
 				if err != nil {
 					return false, err
@@ -164,7 +187,7 @@ func (inv *invocation) foldBatch(ib world.Inbox, msgs []world.InboxMessage) (aga
 			return false, nil
 		}
 		from := inv.lastSlot.Load() + 1
-		inv.writing.Store(from + int64(len(evs)) - 1)
+		inv.out.writing.Store(from + int64(len(evs)) - 1)
 		missed, err := inv.opened(ib.AppendFolded(inv.ctx, inv.lease.owner, inv.run.ID, from, evs, nil, ids))
 		switch {
 		case errors.Is(err, world.ErrSlotTaken):
@@ -181,7 +204,7 @@ func (inv *invocation) foldBatch(ib world.Inbox, msgs []world.InboxMessage) (aga
 		case err != nil:
 			return false, err
 		}
-		inv.folded = true
+		inv.inbox.folded = true
 		for i := range evs {
 			evs[i].RunID, evs[i].Slot = inv.run.ID, from+int64(i)
 		}

@@ -11,11 +11,11 @@ import (
 	"github.com/lambdaworkflow/workflow/world"
 )
 
-// DefaultLeaseTTL is how long a run stays leased to an invocation that has
+// defaultLeaseTTL is how long a run stays leased to an invocation that has
 // stopped renewing its lease, because it died or stalled, before another
 // invocation may take the run over and count its step attempts as
 // interrupted. A live invocation renews every third of it.
-const DefaultLeaseTTL = 30 * time.Second
+const defaultLeaseTTL = 30 * time.Second
 
 // deferSlack is how long after the holder's lease would lapse a deferred
 // delivery comes back: by then the holder has renewed it or is gone.
@@ -33,7 +33,7 @@ func (e *Engine) leaseTTL() time.Duration {
 	if e.LeaseTTL > 0 {
 		return e.LeaseTTL
 	}
-	return DefaultLeaseTTL
+	return defaultLeaseTTL
 }
 
 // runLease is an invocation's hold on its run's lease. Leases are about
@@ -48,6 +48,26 @@ type runLease struct {
 
 func newRunLease() *runLease {
 	return &runLease{owner: "inv_" + rand.Text()}
+}
+
+// hold marks the lease held and keeps it renewed by beat, on a goroutine
+// of its own, until letGo.
+func (l *runLease) hold(beat func(stop <-chan struct{})) {
+	l.held, l.stop = true, make(chan struct{})
+	l.beats.Go(func() { beat(l.stop) })
+}
+
+// letGo stops the renewals and waits for one in flight, which must not
+// see the release that follows as a loss. It reports whether the lease
+// was held.
+func (l *runLease) letGo() bool {
+	if !l.held {
+		return false
+	}
+	close(l.stop)
+	l.beats.Wait()
+	l.held = false
+	return true
 }
 
 // acquireLease takes the run's lease and keeps it renewed. If another live
@@ -71,8 +91,7 @@ func (inv *invocation) acquireLease() (held world.Lease, last int64, err error) 
 	if err != nil {
 		return held, -1, err
 	}
-	l.held, l.stop = true, make(chan struct{})
-	l.beats.Go(func() { inv.heartbeat(l.stop, ttl) })
+	l.hold(func(stop <-chan struct{}) { inv.heartbeat(stop, ttl) })
 	return world.Lease{}, last, nil
 }
 
@@ -112,13 +131,7 @@ func (inv *invocation) heartbeat(stop <-chan struct{}, ttl time.Duration) {
 // whether something should be moving it.
 func (inv *invocation) releaseLease(suspended bool) (missed bool, err error) {
 	l := inv.lease
-	if !l.held {
-		return false, nil
-	}
-	close(l.stop)
-	l.beats.Wait() // a renewal in flight must not see the release as a loss
-	l.held = false
-	if inv.terminal {
+	if !l.letGo() || inv.terminal {
 		return false, nil
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(inv.ctx), releaseTimeout)

@@ -89,7 +89,7 @@ func (e *Engine) requeueStuck(ctx context.Context, r world.OverdueRun, now time.
 		return false, err
 	}
 	e.logger().WarnContext(ctx, "workflow: run stuck: nothing moved it since it was due; re-queued it",
-		LogRunID, r.RunID, "due", r.Due.UTC().Format(time.RFC3339), "last_slot", r.LastSlot)
+		logRunID, r.RunID, "due", r.Due.UTC().Format(time.RFC3339), "last_slot", r.LastSlot)
 	return true, nil
 }
 
@@ -124,6 +124,6 @@ func (e *Engine) failStuck(ctx context.Context, r world.OverdueRun, now time.Tim
 	if err != nil {
 		return false, err
 	}
-	e.logger().ErrorContext(ctx, "workflow: run stuck: failed it, since re-queueing it did not move it", LogRunID, r.RunID, "err", cause)
+	e.logger().ErrorContext(ctx, "workflow: run stuck: failed it, since re-queueing it did not move it", logRunID, r.RunID, "err", cause)
 	return true, nil
 }
