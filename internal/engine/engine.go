@@ -29,6 +29,8 @@ type ErrorCodec interface {
 
 // Engine drives runs of the workflows in its Registry on its World.
 type Engine struct {
+	// World is where the runs live. Set it before the engine's first use,
+	// which finds its optional interfaces (capabilities.go), and leave it.
 	World    world.World
 	Registry *Registry
 	Errors   ErrorCodec
