@@ -57,7 +57,7 @@ type WorkerOptions struct {
 	// LeaseTTL is how long a run stays leased to a worker that stopped
 	// renewing its lease (it crashed or stalled) before another worker may
 	// take the run over (default 30 s). A live worker renews it every
-	// third of that. Worlds without leases ignore it.
+	// third of that.
 	LeaseTTL time.Duration
 	// WarmRuns is how many suspended runs the worker keeps replayed in
 	// memory, so that their next delivery reads and replays only the

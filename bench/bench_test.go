@@ -167,10 +167,24 @@ type boundedWorld struct {
 }
 
 func (b boundedWorld) AppendEvents(ctx context.Context, runID string, from int64, events []world.Event, update *world.RunUpdate) ([]world.Event, error) {
-	if len(events) > 98 {
-		return nil, fmt.Errorf("append to run %s: %d events, at most 98 fit one transaction", runID, len(events))
+	if err := fitsOneTransaction(runID, events); err != nil {
+		return nil, err
 	}
 	return b.World.AppendEvents(ctx, runID, from, events, update)
+}
+
+func (b boundedWorld) AppendLeased(ctx context.Context, owner, runID string, from int64, events []world.Event, update *world.RunUpdate) ([]world.Event, error) {
+	if err := fitsOneTransaction(runID, events); err != nil {
+		return nil, err
+	}
+	return b.World.AppendLeased(ctx, owner, runID, from, events, update)
+}
+
+func fitsOneTransaction(runID string, events []world.Event) error {
+	if len(events) > 98 {
+		return fmt.Errorf("append to run %s: %d events, at most 98 fit one transaction", runID, len(events))
+	}
+	return nil
 }
 
 // A fan-out wider than one append can hold still runs: the engine writes

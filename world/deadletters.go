@@ -25,7 +25,7 @@ type DeadLetter struct {
 // that failed too many deliveries (the AWS World's dead-letter queue).
 // A queue that retries a message for as long as it fails (the embedded
 // and in-memory Worlds) has nothing to set aside, and does not implement
-// it.
+// it: optional, since such a queue has no dead letters to list.
 type DeadLetters interface {
 	// ListDeadLetters returns up to limit dead letters (0: all of them).
 	// It leaves them where they are.

@@ -31,11 +31,11 @@ type Limit struct {
 	From string
 }
 
-// Limiter is implemented by Worlds that can bound how many runs of a
-// partition run at once and how often they start. The slot count, the
-// rate window and the queue of waiting runs are the World's, changed only
-// together with a run's creation or in ReleaseSlot, so no crash between
-// two writes can leave a slot held by a run that does not exist.
+// Limiter bounds how many runs of a partition run at once and how often
+// they start. The slot count, the rate window and the queue of waiting
+// runs are the World's, changed only together with a run's creation or in
+// ReleaseSlot, so no crash between two writes can leave a slot held by a
+// run that does not exist.
 type Limiter interface {
 	// StartLimited is RunStarter.StartRun for a run under limit. A new
 	// run takes a free slot of the partition (or From's slot) and msg is

@@ -63,8 +63,8 @@ type OverdueRun struct {
 // ErrNotOverdue says that a run moved since it was found overdue.
 var ErrNotOverdue = errors.New("world: run is no longer overdue")
 
-// Overdue is implemented by Worlds that keep when each run is next due
-// (all three of this module's). A Leaser's ReleaseLease records it.
+// Overdue finds the runs whose next move is overdue: a World keeps when
+// each run is next due, and its ReleaseLease records it.
 type Overdue interface {
 	// OverdueRuns returns up to limit unfinished runs due before before
 	// whose lease is free at now (nobody holds it, or its Until is not

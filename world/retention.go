@@ -44,6 +44,9 @@ func IsRunStream(name string) bool { return strings.HasPrefix(name, "runs/") }
 
 // Sweeper is implemented by Worlds that delete expired runs themselves
 // (the embedded ones; DynamoDB's TTL does it for the AWS World).
+//
+// Optional: a World whose store expires items on its own implements
+// Expirer instead; each durable World implements one of the two.
 type Sweeper interface {
 	// Sweep deletes up to limit finished runs whose retention has passed,
 	// with their events, hooks and streams, and closed reply streams past
@@ -56,6 +59,9 @@ type Sweeper interface {
 // its own (DynamoDB's TTL) but must first be told which items those are.
 // The engine calls ExpireRun after a run's end is written, and again on
 // any later delivery for the finished run, so it must be idempotent.
+//
+// Optional: only a store with a time to live of its own needs telling; a
+// Sweeper finds expired runs by itself.
 type Expirer interface {
 	// ExpireRun marks what the finished run's terminal write did not touch
 	// (older events, the run's streams among streams) to be deleted with

@@ -15,25 +15,10 @@ import "context"
 // of those writes keeps the write they followed. A reader that hands what
 // it read to anyone else (a client's Result, a stream's reader) must use
 // [Store.GetRun] and [Streams.ReadStream].
+//
+// Optional: a World that acknowledges only durable writes, or none (the
+// in-memory World), holds no read back, and its reads are already these.
 type UnsyncedReader interface {
 	GetRunUnsynced(ctx context.Context, id string) (Run, error)
 	ReadStreamUnsynced(ctx context.Context, name string, from int64) (chunks [][]byte, closed bool, err error)
-}
-
-// GetRunUnsynced reads a run with s's GetRunUnsynced if s is an
-// [UnsyncedReader], else with its GetRun.
-func GetRunUnsynced(ctx context.Context, s Store, id string) (Run, error) {
-	if u, ok := s.(UnsyncedReader); ok {
-		return u.GetRunUnsynced(ctx, id)
-	}
-	return s.GetRun(ctx, id)
-}
-
-// ReadStreamUnsynced reads a stream with s's ReadStreamUnsynced if s is an
-// [UnsyncedReader], else with its ReadStream.
-func ReadStreamUnsynced(ctx context.Context, s Streams, name string, from int64) ([][]byte, bool, error) {
-	if u, ok := s.(UnsyncedReader); ok {
-		return u.ReadStreamUnsynced(ctx, name, from)
-	}
-	return s.ReadStream(ctx, name, from)
 }

@@ -9,10 +9,18 @@
 //     a writer that loses a slot is told which events it missed;
 //   - a hook token is claimed by conditional write and is unique across runs;
 //   - an append to the log of a finished run is refused;
-//   - a run is leased to at most one invocation at a time (optional, see
-//     Leaser), and an append made under a lease its writer lost is refused.
+//   - a run is leased to at most one invocation at a time (see Leaser), and
+//     an append made under a lease its writer lost is refused.
 //
-// Every implementation runs the shared conformance suite in world/worldtest.
+// What every World does is in World. The optional interfaces (Notifier,
+// StreamSubscriber, RunReader, AppendLimiter, Inbox, DeadLetters, Sweeper,
+// Expirer, UnsyncedReader) are capabilities a World may truly lack; each
+// says why in its doc comment. A World that has one asserts it at compile
+// time (var _ world.Notifier = (*World)(nil)), and the engine finds them
+// once, when it is built.
+//
+// Every implementation runs the shared conformance suite in world/worldtest,
+// which holds a World to the rules of the optional interfaces it has.
 package world
 
 import (
@@ -27,6 +35,10 @@ type World interface {
 	Store
 	Queue
 	Streams
+	RunStarter
+	Leaser
+	Limiter
+	Overdue
 	// Close releases the World's resources. Pending work stays durable.
 	Close() error
 }
@@ -260,14 +272,14 @@ type Streams interface {
 	ReadStream(ctx context.Context, name string, from int64) (chunks [][]byte, closed bool, err error)
 }
 
-// RunStarter is implemented by Worlds that can store a new run and queue
-// its first message in one atomic write, which saves a commit on every
-// start, or more cheaply than CreateRun and Enqueue(msg) would. StartRun
-// is CreateRun followed by Enqueue(msg), except that the message is
-// queued only if the run is new or has not finished, and both happen or
-// neither does; a World whose store and queue cannot commit together (the
-// AWS World) stores the run due now (Overdue), so that the stuck-run check
-// queues a message a crash kept back. An existing run is returned with an
+// RunStarter stores a new run and queues its first message, in one atomic
+// write where the World can (which saves a commit on every start), or more
+// cheaply than CreateRun and Enqueue(msg) would. StartRun is CreateRun
+// followed by Enqueue(msg), except that the message is queued only if the
+// run is new or has not finished, and both happen or neither does; a
+// World whose store and queue cannot commit together (the AWS World)
+// stores the run due now (Overdue), so that the stuck-run check queues a
+// message a crash kept back. An existing run is returned with an
 // error matching ErrRunExists, as from CreateRun.
 type RunStarter interface {
 	StartRun(ctx context.Context, run Run, first []Event, msg Message) (Run, error)
@@ -276,6 +288,10 @@ type RunStarter interface {
 // Notifier is implemented by Worlds that can tell a waiter about new events
 // and stream chunks as they happen, instead of being polled. Use the
 // package functions WaitEvents and WaitStream, which fall back to polling.
+//
+// Optional: only a World whose writers and waiters share a process (or a
+// database that signals commits) can notify; a World of separate services
+// (the AWS World) is polled.
 type Notifier interface {
 	// WaitEvents returns once the run's log has an event at a slot > after,
 	// or when ctx is done.
@@ -292,6 +308,9 @@ type Notifier interface {
 // polling at its pace as the fallback (a push may be lost), and reads at
 // once when the subscription says the stream moved. The stream itself
 // stays the source of truth: an announcement says only where its end is.
+//
+// Optional: it needs a push service beside the store, and a Notifier needs
+// none.
 type StreamSubscriber interface {
 	// SubscribeStream subscribes to the stream's writes. It returns once
 	// the subscription is in place or has failed for now (a failure costs
@@ -318,13 +337,11 @@ type Lease struct {
 	Until time.Time `json:"until"`
 }
 
-// Leaser is implemented by Worlds that can lease a run to one invocation,
-// so that an invocation on another machine does not take a step attempt
-// still running for one that died, nor run a step twice. The engine
-// acquires the lease before it reads a run's log, renews it while it
-// drives the run, writes the log with AppendLeased, and releases it when it
-// suspends. On a World without it, only invocations in one process are
-// kept apart (world/worldtest/flowtest's overlap scenarios fail there).
+// Leaser leases a run to one invocation, so that an invocation on another
+// machine does not take a step attempt still running for one that died,
+// nor run a step twice. The engine acquires the lease before it reads a
+// run's log, renews it while it drives the run, writes the log with
+// AppendLeased, and releases it when it suspends.
 //
 // Leases are compared with the now the caller passes and the Until it
 // wrote, so the World needs no clock of its own.
@@ -359,6 +376,9 @@ type Leaser interface {
 // reading the log again after it (one request fewer per invocation). An
 // event a lease's last holder wrote before releasing it is within the
 // slot AcquireLeaseAt reports, so nothing it wrote is missed.
+//
+// Optional: it saves a request where requests cost (a database, a
+// service); a World in memory reads as cheaply without it.
 type RunReader interface {
 	// ReadRun is GetRun and Events(id, after) in one request: the run,
 	// with its LastSlot and Inbox, and the events of its log at slots >
@@ -378,6 +398,10 @@ type RunReader interface {
 // append (AppendEvents, AppendLeased) may carry; the engine splits a
 // larger batch into appends of that many, one after the other. A World
 // without it takes 98.
+//
+// Optional: only a World whose atomic write has a size of its own to
+// report (the AWS World packs events into DynamoDB's transaction) needs
+// to say it.
 type AppendLimiter interface {
 	MaxAppend() int
 }
@@ -397,7 +421,11 @@ type InboxMessage struct {
 // can deliver to it at once without contending for its log's next slot:
 // each delivery is a write of its own, and the invocation that holds the
 // run's lease (Leaser) appends the waiting messages to the log in
-// batches. A World with an Inbox implements Leaser too.
+// batches.
+//
+// Optional: it pays where a contended conditional write costs a round
+// trip (DynamoDB); a World that serialises writes in one process or one
+// database file appends a resume to the log at once.
 type Inbox interface {
 	// Deliver puts msg in the run's inbox. A message with the same ID
 	// already there is left as it is, and no error is returned.

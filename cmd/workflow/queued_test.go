@@ -15,14 +15,13 @@ func TestQueuedRunsAreVisible(t *testing.T) {
 	for name, open := range openWorlds(t) {
 		t.Run(name, func(t *testing.T) {
 			tw := open(t)
-			limiter := tw.World.(world.Limiter)
 			limit := world.Limit{Workflow: "export", Key: "customer-7", Concurrency: 1}
 			start := func(id, key string) {
 				run := world.Run{ID: id, Workflow: "export", Status: world.StatusPending, CreatedAt: time.Now()}
 				first := []world.Event{{Type: world.RunCreated, Payload: []byte(`{"workflow":"export","limit":{"key":"` + key + `"}}`)}}
 				limit := limit
 				limit.Key = key
-				if _, err := limiter.StartLimited(t.Context(), run, first, world.Message{RunID: id}, limit); err != nil {
+				if _, err := tw.StartLimited(t.Context(), run, first, world.Message{RunID: id}, limit); err != nil {
 					t.Fatal(err)
 				}
 			}

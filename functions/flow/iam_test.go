@@ -320,6 +320,11 @@ type lostMessages struct{ world.World }
 
 func (lostMessages) Enqueue(context.Context, world.Message) error { return nil }
 
+// StartRun stores the run without its first message.
+func (l lostMessages) StartRun(ctx context.Context, run world.Run, first []world.Event, _ world.Message) (world.Run, error) {
+	return l.World.CreateRun(ctx, run, first)
+}
+
 func waitForHook(t *testing.T, ctx context.Context, c *workflow.Client, token string) {
 	t.Helper()
 	for {

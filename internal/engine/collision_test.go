@@ -59,8 +59,8 @@ func TestLosingASlotDropsWhatTheOtherWriterRecorded(t *testing.T) {
 			if got := logOf(t, w); !slices.Equal(got, c.want) {
 				t.Errorf("log:\n%q\nwant\n%q", got, c.want)
 			}
-			if inv.lastSlot.Load() != int64(len(c.want)) || len(inv.buffer) != 0 || inv.update != nil {
-				t.Errorf("after the flush: last slot %d, %d events and update %v still buffered", inv.lastSlot.Load(), len(inv.buffer), inv.update)
+			if inv.lastSlot.Load() != int64(len(c.want)) || len(inv.out.pending) != 0 || inv.out.update != nil {
+				t.Errorf("after the flush: last slot %d, %d events and update %v still buffered", inv.lastSlot.Load(), len(inv.out.pending), inv.out.update)
 			}
 			if !inv.finished || string(inv.output) != c.output {
 				t.Errorf("workflow finished %v with %s, want %s", inv.finished, inv.output, c.output)
@@ -79,11 +79,11 @@ func runOurStep(t *testing.T, inv *invocation) {
 	if err := inv.materialize(); err != nil {
 		t.Fatal(err)
 	}
-	if inv.running != 1 {
-		t.Fatalf("%d steps launched, want 1; buffered: %v", inv.running, inv.buffer)
+	if inv.live.running != 1 {
+		t.Fatalf("%d steps launched, want 1; buffered: %v", inv.live.running, inv.out.pending)
 	}
-	r := <-inv.results
-	inv.running--
+	r := <-inv.live.results
+	inv.live.running--
 	inv.recordStepResult(r)
 }
 

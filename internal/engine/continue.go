@@ -33,10 +33,10 @@ type runContinuedPayload struct {
 // its later runs.
 const generationMark = "~g"
 
-// SuccessorID is the run ID of the run that continues runID: the chain's
+// successorID is the run ID of the run that continues runID: the chain's
 // first ID and the next generation, r, r~g2, r~g3, ... Deterministic, so
 // that creating the successor again finds the one created before.
-func SuccessorID(runID string) string {
+func successorID(runID string) string {
 	base, gen := runID, 1
 	if i := strings.LastIndex(runID, generationMark); i >= 0 {
 		if n, err := strconv.Atoi(runID[i+len(generationMark):]); err == nil && n > 1 {
@@ -59,14 +59,14 @@ func (inv *invocation) continuation() *ContinueAsNew {
 // bufferContinued buffers the run's end by continuation: the successor's
 // ID goes into the terminal event and the run's Output.
 func (inv *invocation) bufferContinued(can *ContinueAsNew) {
-	next := SuccessorID(inv.run.ID)
+	next := successorID(inv.run.ID)
 	inv.bufferEvent(world.RunContinued, "", runContinuedPayload{Successor: next, Input: can.Input})
-	inv.mergeUpdate(world.RunUpdate{Status: world.StatusContinued, Output: mustJSON(next)})
+	inv.out.merge(world.RunUpdate{Status: world.StatusContinued, Output: mustJSON(next)})
 }
 
 // startSuccessor creates the successor a continued run names. It runs
 // after the end is written and again on every later delivery for the run,
-// so a crash between the two is repaired by the redelivery; StartRun finds
+// so a crash between the two is repaired by the redelivery; startRun finds
 // a successor created before and queues it again. events, if given, is the
 // run's whole log; otherwise the live invocation's continuation is used.
 //
@@ -74,7 +74,7 @@ func (inv *invocation) bufferContinued(can *ContinueAsNew) {
 // deployment pin: it pins on its own first execution. A child's successor
 // takes over the report to the parent, and the slot of the run's limit.
 func (inv *invocation) startSuccessor(run world.Run, events []world.Event, held holdings) error {
-	next := runContinuedPayload{Successor: SuccessorID(run.ID)}
+	next := runContinuedPayload{Successor: successorID(run.ID)}
 	if can := inv.continuation(); events == nil && can != nil {
 		next.Input = can.Input
 	} else {
@@ -86,11 +86,11 @@ func (inv *invocation) startSuccessor(run world.Run, events []world.Event, held 
 	}
 	attrs := make(map[string]string, len(run.Attributes))
 	for k, v := range run.Attributes {
-		if k != AttrDeployment && k != AttrCodec { // the successor gets a scheme (and key) of its own
+		if k != AttrDeployment && k != attrCodec { // the successor gets a scheme (and key) of its own
 			attrs[k] = v
 		}
 	}
-	err := StartRun(inv.ctx, inv.e.World, NewRun{ID: next.Successor, Workflow: run.Workflow, Input: next.Input, Attributes: attrs,
+	err := startRun(inv.ctx, inv.e.World, NewRun{ID: next.Successor, Workflow: run.Workflow, Input: next.Input, Attributes: attrs,
 		Parent: held.parent, Limit: inv.e.successorLimit(run, held.limit), Codec: inv.e.Codec}, inv.e.now())
 	if errors.Is(err, world.ErrRunExists) {
 		return nil
@@ -135,9 +135,9 @@ const historyCeiling = 8
 // by the invocation that wrote (or absorbed) the event at that slot.
 func (inv *invocation) noteCeiling(slot int64) {
 	limit := inv.e.maxEvents()
-	if inv.replaying || slot != int64(max(limit*historyCeiling/10, 1)) {
+	if inv.replay.active || slot != int64(max(limit*historyCeiling/10, 1)) {
 		return
 	}
 	inv.logAt(slog.LevelWarn, "workflow: run's log nears its event limit; end it with workflow.ContinueAsNew to carry its state into a run with a fresh log",
-		LogEvents, slot, LogMaxEvents, limit)
+		logEvents, slot, logMaxEvents, limit)
 }

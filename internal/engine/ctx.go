@@ -44,7 +44,7 @@ func (c *Ctx) UUID() string {
 }
 
 // Replaying reports whether the workflow is re-executing recorded history.
-func (c *Ctx) Replaying() bool { return c.inv.replaying }
+func (c *Ctx) Replaying() bool { return c.inv.replay.active }
 
 // Block parks the calling coroutine until cond holds. cond must only read
 // workflow state.

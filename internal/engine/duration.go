@@ -151,8 +151,8 @@ func (inv *invocation) abandonRunning() {
 // interrupted records the attempt the log started that never reported as
 // failed, under the step's retry policy: its invocation is gone (it
 // crashed, ran out of time, was stopped by the platform, or stalled past
-// its lease), since on a World with leases this one holds the run's lease
-// only once that invocation released it or let it lapse.
+// its lease), since this one holds the run's lease only once that
+// invocation released it or let it lapse.
 func (inv *invocation) interrupted(op *Op) {
 	why := "its invocation ended before it reported (a crash, or a worker that stalled past its lease)"
 	if !op.step.deadline.IsZero() && !time.Now().Before(op.step.deadline) {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/lambdaworkflow/workflow/codec"
@@ -28,6 +29,8 @@ type ErrorCodec interface {
 
 // Engine drives runs of the workflows in its Registry on its World.
 type Engine struct {
+	// World is where the runs live. Set it before the engine's first use,
+	// which finds its optional interfaces (capabilities.go), and leave it.
 	World    world.World
 	Registry *Registry
 	Errors   ErrorCodec
@@ -52,7 +55,7 @@ type Engine struct {
 	// limit. Nil: such a step fails with ErrStepTooLong.
 	LongSteps world.Queue
 	// LeaseTTL is how long a run stays leased to an invocation that
-	// stopped renewing (DefaultLeaseTTL if zero), on Worlds with leases.
+	// stopped renewing (defaultLeaseTTL if zero).
 	LeaseTTL time.Duration
 	// WebhookBaseURL is where the public webhook route is served (e.g.
 	// "https://example.com"); workflows build their webhooks' URLs on it.
@@ -80,13 +83,16 @@ type Engine struct {
 	Codec *codec.Chain
 
 	// WarmRuns and WarmBytes bound the warm cache of suspended runs kept
-	// replayed in memory (warm.go): DefaultWarmRuns and DefaultWarmBytes
+	// replayed in memory (warm.go): defaultWarmRuns and defaultWarmBytes
 	// if zero; negative keeps none.
 	WarmRuns  int
 	WarmBytes int64
 
 	idle idleRuns
 	warm warmCache
+
+	capsOnce     sync.Once
+	capabilities *capabilities // the World's optional interfaces; see caps
 }
 
 // DefaultMaxEvents is the per-run event ceiling unless configured.
@@ -151,9 +157,9 @@ func (e *Engine) step(def *StepDef) *StepDef {
 // when the run must be processed again (a World failure); everything the
 // run itself does, including failing, is recorded in its log.
 //
-// Where the World leases runs, only the invocation holding the run's lease
-// reads the log and drives the run; one that finds the lease held by a
-// live invocation defers its delivery to it (see deferToHolder).
+// Only the invocation holding the run's lease reads the log and drives the
+// run; one that finds the lease held by a live invocation defers its
+// delivery to it (see deferToHolder).
 func (e *Engine) Process(ctx context.Context, runID string) error {
 	run, early, err := e.readRun(ctx, runID)
 	if err != nil {
@@ -238,7 +244,7 @@ func (e *Engine) processLeased(ctx context.Context, inv *invocation, warm bool, 
 		return err
 	}
 	defer func() { _, _ = inv.releaseLease(false) }() // on the error paths; drive releases on suspension
-	inv.inboxRead = early.waiting()
+	inv.inbox.read = early.waiting()
 	if warm {
 		tail, err := inv.logAfter(inv.lastSlot.Load(), early, last)
 		if err != nil {

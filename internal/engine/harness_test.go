@@ -42,7 +42,7 @@ func newTestEngine(w world.World, wf WorkflowFunc) *Engine {
 // startTestRun creates the run "run-1" of the workflow "test".
 func startTestRun(t *testing.T, w world.World) {
 	t.Helper()
-	if err := StartRun(context.Background(), w, NewRun{ID: testRunID, Workflow: "test"}, time.Now()); err != nil {
+	if err := startRun(context.Background(), w, NewRun{ID: testRunID, Workflow: "test"}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -62,7 +62,7 @@ func newBeats(inv *invocation, op *Op, def *StepDef) *beats {
 	if def.HeartbeatTimeout > 0 {
 		throttle = def.HeartbeatTimeout * 4 / 5
 	}
-	return &beats{to: inv.heartbeats, op: op, attempt: op.step.attempt, throttle: throttle, timeout: def.HeartbeatTimeout}
+	return &beats{to: inv.live.heartbeats, op: op, attempt: op.step.attempt, throttle: throttle, timeout: def.HeartbeatTimeout}
 }
 
 // Heartbeat records the progress of the step attempt ctx belongs to; it

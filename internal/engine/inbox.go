@@ -10,6 +10,30 @@ import (
 	"github.com/lambdaworkflow/workflow/world"
 )
 
+// inboxState is what an invocation knows of its run's inbox
+// (world.Inbox): which hook messages the log holds, what the run's read
+// found waiting, and whether it folded any.
+type inboxState struct {
+	received map[string]bool      // eventKeys of the log's hook messages, against redelivered inbox messages
+	read     []world.InboxMessage // the inbox as the run's read before the lease found it, for the first fold
+	folded   bool                 // the invocation folded inbox messages: more may be coming
+}
+
+// noteReceived records a hook message the log holds.
+func (s *inboxState) noteReceived(ev world.Event) { s.received[eventKey(ev)] = true }
+
+// inLog reports whether the log holds the message already (a resumer's
+// retry of one folded before).
+func (s *inboxState) inLog(m world.InboxMessage) bool { return s.received[eventKey(m.Event)] }
+
+// takeRead returns what the run's read found waiting, once: nil after
+// the first fold, or if the read found nothing.
+func (s *inboxState) takeRead() []world.InboxMessage {
+	msgs := s.read
+	s.read = nil
+	return msgs
+}
+
 // A run's inbox (world.Inbox) takes hook messages without contention: a
 // resumer writes its message under a key of its own instead of racing
 // every other resumer for the log's next slot, and the invocation holding
@@ -75,18 +99,17 @@ func deliver(ctx context.Context, w world.World, c *codec.Chain, inbox world.Inb
 
 // inbox is the World's inbox, if it has one and this invocation holds the
 // run's lease: only the holder folds.
-func (inv *invocation) inbox() world.Inbox {
-	ib, _ := inv.e.World.(world.Inbox)
+func (inv *invocation) foldingInbox() world.Inbox {
 	if !inv.lease.held {
 		return nil
 	}
-	return ib
+	return inv.e.caps().inbox
 }
 
 // awaitsMessages reports whether the run holds a hook that messages may
 // still reach, so that its inbox is worth reading.
 func (inv *invocation) awaitsMessages() bool {
-	if _, ok := inv.e.World.(world.Inbox); !ok {
+	if inv.e.caps().inbox == nil {
 		return false
 	}
 	for _, op := range inv.ops {
@@ -103,7 +126,7 @@ func (inv *invocation) inboxWaiting() (bool, error) {
 	if !inv.awaitsMessages() {
 		return false, nil
 	}
-	msgs, err := inv.e.World.(world.Inbox).Inbox(inv.ctx, inv.run.ID)
+	msgs, err := inv.e.caps().inbox.Inbox(inv.ctx, inv.run.ID)
 	return len(msgs) > 0, err
 }
 
@@ -116,14 +139,13 @@ func (inv *invocation) inboxWaiting() (bool, error) {
 // out of the inbox, whose changed item sends the fold back to read it),
 // and one delivered since is folded like one delivered during the fold.
 func (inv *invocation) fold() (took bool, err error) {
-	ib := inv.inbox()
+	ib := inv.foldingInbox()
 	start := inv.lastSlot.Load()
 	for ib != nil && !inv.terminal && inv.fatal == nil {
-		msgs, err := inv.inboxRead, error(nil)
-		if inv.inboxRead == nil {
+		msgs, err := inv.inbox.takeRead(), error(nil)
+		if msgs == nil {
 			msgs, err = ib.Inbox(inv.ctx, inv.run.ID)
 		}
-		inv.inboxRead = nil
 		if err != nil || len(msgs) == 0 {
 			return inv.lastSlot.Load() > start, err
 		}
@@ -149,7 +171,7 @@ func (inv *invocation) foldBatch(ib world.Inbox, msgs []world.InboxMessage) (aga
 			if int64(len(evs)) >= room {
 				break
 			}
-			if !inv.received[eventKey(m.Event)] {
+			if !inv.inbox.inLog(m) {
 				sent, err := inv.forward(m)
 				if err != nil {
 					return false, err
@@ -165,7 +187,7 @@ func (inv *invocation) foldBatch(ib world.Inbox, msgs []world.InboxMessage) (aga
 			return false, nil
 		}
 		from := inv.lastSlot.Load() + 1
-		inv.writing.Store(from + int64(len(evs)) - 1)
+		inv.out.writing.Store(from + int64(len(evs)) - 1)
 		missed, err := inv.opened(ib.AppendFolded(inv.ctx, inv.lease.owner, inv.run.ID, from, evs, nil, ids))
 		switch {
 		case errors.Is(err, world.ErrSlotTaken):
@@ -182,7 +204,7 @@ func (inv *invocation) foldBatch(ib world.Inbox, msgs []world.InboxMessage) (aga
 		case err != nil:
 			return false, err
 		}
-		inv.folded = true
+		inv.inbox.folded = true
 		for i := range evs {
 			evs[i].RunID, evs[i].Slot = inv.run.ID, from+int64(i)
 		}
@@ -225,7 +247,7 @@ func (inv *invocation) forward(m world.InboxMessage) (bool, error) {
 	if m.Event, err = inv.resealFor(cur.RunID, m.Event, cur.CorrelationID); err != nil {
 		return false, err
 	}
-	if err := inv.e.World.(world.Inbox).Deliver(inv.ctx, cur.RunID, m); err != nil {
+	if err := inv.e.caps().inbox.Deliver(inv.ctx, cur.RunID, m); err != nil {
 		return false, err
 	}
 	return true, enqueue(inv.ctx, inv.e.World, world.Message{RunID: cur.RunID})
@@ -236,9 +258,8 @@ func (inv *invocation) forward(m world.InboxMessage) (bool, error) {
 // that no reply will come. A non-responding hook's message gets a closed
 // reply stream nobody reads: knowing which hooks reply would cost a read
 // of the log, and such a message is rare.
-func strandedReplies(ctx context.Context, w world.World, run world.Run) ([]string, error) {
-	ib, ok := w.(world.Inbox)
-	if !ok || run.Inbox == 0 {
+func strandedReplies(ctx context.Context, ib world.Inbox, run world.Run) ([]string, error) {
+	if ib == nil || run.Inbox == 0 {
 		return nil, nil
 	}
 	msgs, err := ib.Inbox(ctx, run.ID)
@@ -254,9 +275,9 @@ func strandedReplies(ctx context.Context, w world.World, run world.Run) ([]strin
 // withdrawAll takes a finished run's stranded messages out of its inbox,
 // once their callers have been told: nothing will fold them, and on the
 // AWS World each keeps the run in the index of runs due.
-func withdrawAll(ctx context.Context, w world.World, runID string, ids []string) error {
+func withdrawAll(ctx context.Context, ib world.Inbox, runID string, ids []string) error {
 	for _, id := range ids {
-		if _, err := w.(world.Inbox).Withdraw(ctx, runID, id); err != nil {
+		if _, err := ib.Withdraw(ctx, runID, id); err != nil {
 			return err
 		}
 	}

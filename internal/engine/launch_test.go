@@ -109,10 +109,9 @@ func TestUnawaitedStepIsCancelledWhenTheWorkflowReturns(t *testing.T) {
 }
 
 // Replaying a log (the Replay check) starts no step, even past the log's
-// end, where a live invocation would, and on a World without leases,
-// where no lease says it may not.
+// end, where a live invocation would.
 func TestReplayStartsNoStep(t *testing.T) {
-	w := struct{ world.World }{newMemoryWorld(t)} // its lease methods hidden
+	w := newMemoryWorld(t)
 	attempts := -1
 	e := newTestEngine(w, func(c *Ctx, _ json.RawMessage) (json.RawMessage, error) {
 		op := c.CallStep(returning("ok"), nil, "test")

@@ -11,11 +11,11 @@ import (
 	"github.com/lambdaworkflow/workflow/world"
 )
 
-// DefaultLeaseTTL is how long a run stays leased to an invocation that has
+// defaultLeaseTTL is how long a run stays leased to an invocation that has
 // stopped renewing its lease, because it died or stalled, before another
 // invocation may take the run over and count its step attempts as
 // interrupted. A live invocation renews every third of it.
-const DefaultLeaseTTL = 30 * time.Second
+const defaultLeaseTTL = 30 * time.Second
 
 // deferSlack is how long after the holder's lease would lapse a deferred
 // delivery comes back: by then the holder has renewed it or is gone.
@@ -33,49 +33,65 @@ func (e *Engine) leaseTTL() time.Duration {
 	if e.LeaseTTL > 0 {
 		return e.LeaseTTL
 	}
-	return DefaultLeaseTTL
+	return defaultLeaseTTL
 }
 
 // runLease is an invocation's hold on its run's lease. Leases are about
 // processes, so they use the wall clock, never the engine's (a test clock
 // that skips hours would expire every lease).
 type runLease struct {
-	leaser world.Leaser // nil: the World has no leases
-	owner  string
-	held   bool
-	stop   chan struct{} // stops the heartbeat
-	beats  sync.WaitGroup
+	owner string
+	held  bool
+	stop  chan struct{} // stops the heartbeat
+	beats sync.WaitGroup
 }
 
-func newRunLease(w world.World) *runLease {
-	l, _ := w.(world.Leaser)
-	return &runLease{leaser: l, owner: "inv_" + rand.Text()}
+func newRunLease() *runLease {
+	return &runLease{owner: "inv_" + rand.Text()}
 }
 
-// acquireLease takes the run's lease and keeps it renewed. On a World
-// without leases it does nothing. If another live invocation holds the
-// lease the error matches world.ErrLeaseHeld and held is its lease. On a
-// world.RunReader last is the run's LastSlot as the lease found it, else
-// -1.
+// hold marks the lease held and keeps it renewed by beat, on a goroutine
+// of its own, until letGo.
+func (l *runLease) hold(beat func(stop <-chan struct{})) {
+	l.held, l.stop = true, make(chan struct{})
+	l.beats.Go(func() { beat(l.stop) })
+}
+
+// letGo stops the renewals and waits for one in flight, which must not
+// see the release that follows as a loss. It reports whether the lease
+// was held.
+func (l *runLease) letGo() bool {
+	if !l.held {
+		return false
+	}
+	close(l.stop)
+	l.beats.Wait()
+	l.held = false
+	return true
+}
+
+// acquireLease takes the run's lease and keeps it renewed. If another live
+// invocation holds the lease the error matches world.ErrLeaseHeld and held
+// is its lease. On a world.RunReader last is the run's LastSlot as the
+// lease found it, else -1.
 func (inv *invocation) acquireLease() (held world.Lease, last int64, err error) {
 	l := inv.lease
-	if l.leaser == nil || l.held {
+	if l.held {
 		return world.Lease{}, -1, nil
 	}
 	now := time.Now()
 	ttl := inv.e.leaseTTL()
 	lease := world.Lease{Owner: l.owner, Until: now.Add(ttl)}
 	last = -1
-	if rr, ok := inv.e.World.(world.RunReader); ok {
+	if rr := inv.e.caps().runReader; rr != nil {
 		held, last, err = rr.AcquireLeaseAt(inv.ctx, inv.run.ID, lease, now)
 	} else {
-		held, err = l.leaser.AcquireLease(inv.ctx, inv.run.ID, lease, now)
+		held, err = inv.e.World.AcquireLease(inv.ctx, inv.run.ID, lease, now)
 	}
 	if err != nil {
 		return held, -1, err
 	}
-	l.held, l.stop = true, make(chan struct{})
-	l.beats.Go(func() { inv.heartbeat(l.stop, ttl) })
+	l.hold(func(stop <-chan struct{}) { inv.heartbeat(stop, ttl) })
 	return world.Lease{}, last, nil
 }
 
@@ -94,7 +110,7 @@ func (inv *invocation) heartbeat(stop <-chan struct{}, ttl time.Duration) {
 			return
 		case <-t.C:
 		}
-		err := inv.lease.leaser.RenewLease(inv.ctx, inv.run.ID, world.Lease{Owner: inv.lease.owner, Until: time.Now().Add(ttl)})
+		err := inv.e.World.RenewLease(inv.ctx, inv.run.ID, world.Lease{Owner: inv.lease.owner, Until: time.Now().Add(ttl)})
 		switch {
 		case errors.Is(err, world.ErrLeaseLost):
 			inv.cancel(errLeaseLost)
@@ -104,10 +120,6 @@ func (inv *invocation) heartbeat(stop <-chan struct{}, ttl time.Duration) {
 		}
 	}
 }
-
-// mayRun reports whether the invocation may run step attempts: it holds
-// the run's lease, or the World has no leases.
-func (l *runLease) mayRun() bool { return l.leaser == nil || l.held }
 
 // releaseLease gives the lease back and reports whether events reached the
 // log that this invocation has not applied: while it held the lease, a
@@ -119,13 +131,7 @@ func (l *runLease) mayRun() bool { return l.leaser == nil || l.held }
 // whether something should be moving it.
 func (inv *invocation) releaseLease(suspended bool) (missed bool, err error) {
 	l := inv.lease
-	if !l.held {
-		return false, nil
-	}
-	close(l.stop)
-	l.beats.Wait() // a renewal in flight must not see the release as a loss
-	l.held = false
-	if inv.terminal {
+	if !l.letGo() || inv.terminal {
 		return false, nil
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(inv.ctx), releaseTimeout)
@@ -134,7 +140,7 @@ func (inv *invocation) releaseLease(suspended bool) (missed bool, err error) {
 	if suspended {
 		release.Wake = inv.nextDue()
 	}
-	last, err := l.leaser.ReleaseLease(ctx, inv.run.ID, release)
+	last, err := inv.e.World.ReleaseLease(ctx, inv.run.ID, release)
 	if err != nil && !errors.Is(err, world.ErrLeaseLost) {
 		return false, err
 	}
@@ -155,7 +161,7 @@ func (inv *invocation) appendEvents(from int64, evs []world.Event, update *world
 		}
 	}
 	if inv.lease.held {
-		missed, err = inv.lease.leaser.AppendLeased(inv.ctx, inv.lease.owner, inv.run.ID, from, evs, update)
+		missed, err = inv.e.World.AppendLeased(inv.ctx, inv.lease.owner, inv.run.ID, from, evs, update)
 	} else {
 		missed, err = inv.e.World.AppendEvents(inv.ctx, inv.run.ID, from, evs, update)
 	}

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/lambdaworkflow/workflow/world"
@@ -27,16 +26,6 @@ type limitRef struct {
 	Key string `json:"key"`
 }
 
-// startLimited is StartRun for a run under a limit.
-func startLimited(ctx context.Context, w world.World, run world.Run, first []world.Event, msg world.Message, limit world.Limit) error {
-	limiter, ok := w.(world.Limiter)
-	if !ok {
-		return fmt.Errorf("start run %s: workflow %q has limits, and the World (%T) cannot keep them: it implements no world.Limiter", run.ID, run.Workflow, w)
-	}
-	_, err := limiter.StartLimited(ctx, run, first, msg, limit)
-	return err
-}
-
 // releaseSlot frees what a finished run holds under its limit, if it ran
 // under one: its slot passes to the partition's next queued run. A
 // continued run's slot stays for its successor, which takes it over.
@@ -44,11 +33,7 @@ func releaseSlot(ctx context.Context, w world.World, run world.Run, limit *limit
 	if limit == nil || run.Status == world.StatusContinued {
 		return nil
 	}
-	limiter, ok := w.(world.Limiter)
-	if !ok {
-		return fmt.Errorf("run %s ran under a limit, and the World (%T) implements no world.Limiter to release it", run.ID, w)
-	}
-	return limiter.ReleaseSlot(ctx, run, limit.Key)
+	return w.ReleaseSlot(ctx, run, limit.Key)
 }
 
 // successorLimit is the limit a continued run's successor starts under:

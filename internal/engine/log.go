@@ -14,17 +14,17 @@ import (
 // Keys of the attributes on the engine's log lines. They are stable: log
 // queries and alarms are written against them.
 const (
-	LogRunID    = "run_id"
-	LogWorkflow = "workflow"
-	LogStep     = "step"
-	LogStepID   = "step_id"
-	LogAttempt  = "attempt"
-	// LogDeployment is the deployment of the invocation (Engine.Deployment),
+	logRunID    = "run_id"
+	logWorkflow = "workflow"
+	logStep     = "step"
+	logStepID   = "step_id"
+	logAttempt  = "attempt"
+	// logDeployment is the deployment of the invocation (Engine.Deployment),
 	// not necessarily the one the run is pinned to.
-	LogDeployment = "deployment"
-	// LogEvents and LogMaxEvents are a run's log length and its limit.
-	LogEvents    = "events"
-	LogMaxEvents = "max_events"
+	logDeployment = "deployment"
+	// logEvents and logMaxEvents are a run's log length and its limit.
+	logEvents    = "events"
+	logMaxEvents = "max_events"
 )
 
 // newRunLogger is the logger of one invocation: the engine's, with the
@@ -33,9 +33,9 @@ func (e *Engine) newRunLogger(run world.Run) *slog.Logger {
 	// One With, not two: each copies the handler's attributes, and every
 	// delivery makes a logger.
 	if e.Deployment != "" {
-		return e.logger().With(LogRunID, run.ID, LogWorkflow, run.Workflow, LogDeployment, e.Deployment)
+		return e.logger().With(logRunID, run.ID, logWorkflow, run.Workflow, logDeployment, e.Deployment)
 	}
-	return e.logger().With(LogRunID, run.ID, LogWorkflow, run.Workflow)
+	return e.logger().With(logRunID, run.ID, logWorkflow, run.Workflow)
 }
 
 // logAt writes one line with the invocation's context, from which a
@@ -46,7 +46,7 @@ func (inv *invocation) logAt(level slog.Level, msg string, args ...any) {
 
 // stepArgs are the attributes of a line about a step attempt.
 func stepArgs(op *Op, attempt int) []any {
-	return []any{LogStep, op.Name, LogStepID, op.ID(), LogAttempt, attempt}
+	return []any{logStep, op.Name, logStepID, op.ID(), logAttempt, attempt}
 }
 
 // logEnd reports the end of the run, once, by the invocation that applied
@@ -136,7 +136,7 @@ func lastSeen(events []world.Event) int64 {
 // quiet reports whether workflow code re-executes what it did before, so
 // that its log lines were written then.
 func (inv *invocation) quiet() bool {
-	return inv.replaying && inv.lastSlot.Load() <= inv.seenUntil
+	return inv.replay.quiet(inv.lastSlot.Load())
 }
 
 // replayAll makes the workflow's logger quiet for the whole log.

@@ -100,7 +100,7 @@ func (inv *invocation) create(op *Op) error {
 // the run.
 func (inv *invocation) bufferAttributes(op *Op) {
 	inv.bufferEvent(world.AttributesSet, op.ID(), attributesPayload{Attributes: op.attrs})
-	inv.mergeUpdate(world.RunUpdate{Attributes: op.attrs})
+	inv.out.merge(world.RunUpdate{Attributes: op.attrs})
 }
 
 func (inv *invocation) bufferStepCreated(op *Op) {
@@ -140,7 +140,7 @@ func (inv *invocation) claimHook(op *Op) error {
 func (inv *invocation) notifyTakeover(prev world.Hook) error {
 	ev := world.Event{Type: world.HookConflict, CorrelationID: prev.CorrelationID,
 		Payload: mustJSON(hookConflictPayload{Token: prev.Token, OwnerRunID: inv.run.ID, ForceClaimed: true})}
-	err := AppendAndWake(inv.ctx, inv.e.World, inv.e.Codec, prev.RunID, ev, nil, inv.e.now())
+	err := appendAndWake(inv.ctx, inv.e.World, inv.e.Codec, prev.RunID, ev, nil, inv.e.now())
 	if errors.Is(err, world.ErrRunFinished) {
 		return nil
 	}
@@ -169,12 +169,12 @@ func (inv *invocation) startChild(op *Op) error {
 	if op.child.runID == "" {
 		op.child.runID = inv.run.ID + "-" + strconv.Itoa(op.seq)
 	}
-	root := inv.run.Attributes[AttrRootRunID]
+	root := inv.run.Attributes[attrRootRunID]
 	if root == "" {
 		root = inv.run.ID
 	}
-	attrs := map[string]string{AttrParentRunID: inv.run.ID, AttrRootRunID: root}
-	err := StartRun(inv.traced(), inv.e.World, NewRun{
+	attrs := map[string]string{attrParentRunID: inv.run.ID, attrRootRunID: root}
+	err := startRun(inv.traced(), inv.e.World, NewRun{
 		ID: op.child.runID, Workflow: op.Name, Input: op.input, Attributes: attrs,
 		Parent: &parentRef{RunID: inv.run.ID, CorrelationID: op.ID()}, Limit: op.child.limit, Codec: inv.e.Codec,
 	}, inv.e.now())
@@ -200,6 +200,6 @@ func itoa(n int) string { return strconv.Itoa(n) }
 
 // Reserved attributes set on child runs.
 const (
-	AttrParentRunID = "$parentRunId"
-	AttrRootRunID   = "$rootRunId"
+	attrParentRunID = "$parentRunId"
+	attrRootRunID   = "$rootRunId"
 )

@@ -35,8 +35,8 @@ func (c *Ctx) Patched(id string) bool {
 	if taken, ok := inv.patches[id]; ok {
 		return taken
 	}
-	recorded := inv.recordedPatches[id]
-	taken := recorded || inv.ahead == 0
+	recorded := inv.replay.recordedPatches[id]
+	taken := recorded || inv.replay.ahead == 0
 	inv.patches[id] = taken
 	if taken && !recorded {
 		inv.bufferEvent(world.PatchMarker, "", patchMarkerPayload{Patch: id})
@@ -71,7 +71,7 @@ func (inv *invocation) expectRecorded(events []world.Event) {
 			continue
 		}
 		if p, err := decodePayload[patchMarkerPayload](ev); err == nil {
-			inv.recordedPatches[p.Patch] = true
+			inv.replay.recordedPatches[p.Patch] = true
 		}
 	}
 }

@@ -27,8 +27,8 @@ type earlyLog struct {
 // after the slot of the invocation this process parked for it, if any
 // (the whole log otherwise).
 func (e *Engine) readRun(ctx context.Context, runID string) (world.Run, *earlyLog, error) {
-	rr, ok := e.World.(world.RunReader)
-	if !ok {
+	rr := e.caps().runReader
+	if rr == nil {
 		run, err := e.World.GetRun(ctx, runID)
 		return run, nil, err
 	}

@@ -4,9 +4,37 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"slices"
 
 	"github.com/lambdaworkflow/workflow/world"
 )
+
+// replayState says where an invocation stands in the log it replays. A
+// replay applies recorded events, which the workflow must meet as it met
+// them first: nothing it does then is written or logged anew.
+type replayState struct {
+	active    bool   // applying recorded events, not live ones
+	ahead     int    // recorded events after the one being applied; 0 once live
+	seenUntil int64  // the last slot some invocation applied live; see quiet
+	pinned    string // the deployment the log's run_started pins the run to
+	// recordedPatches are the patch IDs the log holds a marker for.
+	recordedPatches map[string]bool
+}
+
+// begin starts a replay of a log applied live up to seenUntil.
+func (r *replayState) begin(seenUntil int64) { r.active, r.seenUntil = true, seenUntil }
+
+// at notes that the event about to be applied has ahead recorded events
+// after it.
+func (r *replayState) at(ahead int) { r.ahead = ahead }
+
+// end ends the replay: what is applied from now on happens live.
+func (r *replayState) end() { r.active, r.ahead = false, 0 }
+
+// quiet reports whether an event at slot, replayed, was applied live
+// before: its log lines were written then.
+func (r *replayState) quiet(slot int64) bool { return r.active && slot <= r.seenUntil }
 
 // Replay re-executes a recorded log against the registered workflow code,
 // as an invocation does before it goes live, and stops there: no step
@@ -27,12 +55,12 @@ func (e *Engine) Replay(ctx context.Context, events []world.Event) error {
 	inv := newInvocation(ctx, e, run)
 	defer inv.close()
 	inv.expectRecorded(events)
-	inv.replaying, inv.seenUntil = true, replayAll
+	inv.replay.begin(replayAll)
 	for i, ev := range events {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		inv.ahead = len(events) - 1 - i
+		inv.replay.at(len(events) - 1 - i)
 		inv.apply(ev)
 		switch {
 		case inv.fatal != nil:
@@ -78,4 +106,37 @@ func StaysPinned(registry *Registry, workflow string, events []world.Event) stri
 		return ""
 	}
 	return pinnedTo(events)
+}
+
+// replayLog applies the run's log, then buffers the run's start, pinned
+// to this deployment, unless the log records it: what an invocation does
+// before it goes live.
+func (inv *invocation) replayLog(events []world.Event, pinned string) {
+	inv.expectRecorded(events)
+	inv.replay.begin(lastSeen(events))
+	started := false
+	for i, ev := range events {
+		started = started || ev.Type == world.RunStarted
+		inv.replay.at(len(events) - 1 - i)
+		inv.apply(ev)
+	}
+	inv.replay.end()
+	switch {
+	case inv.terminal:
+	case !started:
+		inv.logAt(slog.LevelInfo, "workflow: run started")
+		// First in the buffer, before a patch marker the first pass of the
+		// workflow may have buffered.
+		payload, pin := inv.e.pin()
+		inv.out.pending = slices.Insert(inv.out.pending, 0, newPending(world.RunStarted, "", payload, inv.e.now()))
+		inv.out.merge(world.RunUpdate{Status: world.StatusRunning, Attributes: pin})
+	default:
+		inv.logAt(slog.LevelInfo, "workflow: run resumed", "replayed_events", len(events))
+		if _, pin := inv.e.pin(); pin != nil && pinned != inv.e.Deployment {
+			// A run that moves forward (or predates pinning): the listing
+			// shows the deployment that drives it now.
+			inv.out.merge(world.RunUpdate{Attributes: pin})
+		}
+		inv.countResume()
+	}
 }

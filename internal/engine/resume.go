@@ -59,7 +59,7 @@ func Resume(ctx context.Context, w world.World, c *codec.Chain, token, resumeID 
 		}
 		ev := world.Event{Type: world.HookReceived, CorrelationID: h.CorrelationID,
 			Payload: mustJSON(hookReceivedPayload{ResumeID: resumeID, Payload: payload})}
-		if inbox, ok := w.(world.Inbox); ok {
+		if inbox := capabilitiesOf(w).inbox; inbox != nil {
 			delivered, err := deliver(ctx, w, c, inbox, h, world.InboxMessage{ID: resumeID, Event: ev}, now, maxEvents)
 			if err != nil || delivered {
 				return h, err

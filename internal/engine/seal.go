@@ -18,9 +18,9 @@ import (
 // engine hands events to the World and opening where it takes them back:
 // in memory, a run's events are always plain.
 
-// AttrCodec is the reserved attribute that records a run's payload scheme
+// attrCodec is the reserved attribute that records a run's payload scheme
 // and its wrapped data key (codec.Chain.Start); a plain run has none.
-const AttrCodec = "$codec"
+const attrCodec = "$codec"
 
 // sealedFields lists, by event type, the payload fields that hold user
 // data. A sealed event keeps its other fields and carries these encoded,
@@ -141,7 +141,7 @@ func StreamPlace(name string) string { return "stream/" + name }
 // OpenRun returns the codec of a run c can read (nil for a plain run),
 // or why it cannot.
 func OpenRun(ctx context.Context, c *codec.Chain, run world.Run) (*codec.Run, error) {
-	return c.Open(ctx, run.ID, run.Attributes[AttrCodec])
+	return c.Open(ctx, run.ID, run.Attributes[attrCodec])
 }
 
 // ReplyPlace is where a part of the reply to resume resumeID belongs,
@@ -195,10 +195,10 @@ func OpenValue(r *codec.Run, place string, raw json.RawMessage) (json.RawMessage
 
 // OpenOutput decodes a finished run's output (Run.Output) with the chain.
 func OpenOutput(ctx context.Context, c *codec.Chain, run world.Run) (json.RawMessage, error) {
-	if run.Attributes[AttrCodec] == "" || run.Status != world.StatusCompleted {
+	if run.Attributes[attrCodec] == "" || run.Status != world.StatusCompleted {
 		return run.Output, nil
 	}
-	r, err := c.Open(ctx, run.ID, run.Attributes[AttrCodec])
+	r, err := c.Open(ctx, run.ID, run.Attributes[attrCodec])
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +244,7 @@ func (inv *invocation) opened(evs []world.Event, err error) ([]world.Event, erro
 // sealFor seals an event an outside writer appends to run (a hook
 // resume, a child's result): with the run's codec, which c opens.
 func sealFor(ctx context.Context, c *codec.Chain, run world.Run, ev world.Event) (world.Event, error) {
-	attr := run.Attributes[AttrCodec]
+	attr := run.Attributes[attrCodec]
 	if attr == "" {
 		return ev, nil
 	}
@@ -282,7 +282,7 @@ func sealNewRun(ctx context.Context, c *codec.Chain, run world.Run, first world.
 	for k, v := range run.Attributes {
 		attrs[k] = v
 	}
-	attrs[AttrCodec] = attr
+	attrs[attrCodec] = attr
 	run.Attributes = attrs
 	if run.Input, err = SealValue(r, placeRunInput, run.Input); err != nil {
 		return run, first, err
@@ -296,7 +296,7 @@ func sealNewRun(ctx context.Context, c *codec.Chain, run world.Run, first world.
 // encoded value in place of a note saying so, and the reason (a
 // *codec.NoKeyError, or a payload that fails to decode).
 func ForReading(ctx context.Context, c *codec.Chain, run world.Run, events []world.Event) (world.Run, []world.Event, error) {
-	if run.Attributes[AttrCodec] == "" {
+	if run.Attributes[attrCodec] == "" {
 		return run, events, nil
 	}
 	r, err := OpenRun(ctx, c, run)

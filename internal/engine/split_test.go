@@ -140,15 +140,15 @@ func fannedOut(t *testing.T, w world.World, n int) *invocation {
 	if err := inv.materialize(); err != nil {
 		t.Fatal(err)
 	}
-	if len(inv.buffer) != 2*n+1 {
-		t.Fatalf("%d events buffered, want %d", len(inv.buffer), 2*n+1)
+	if len(inv.out.pending) != 2*n+1 {
+		t.Fatalf("%d events buffered, want %d", len(inv.out.pending), 2*n+1)
 	}
 	return inv
 }
 
 func bufferedTypes(inv *invocation) []world.EventType {
 	var types []world.EventType
-	for _, p := range inv.buffer {
+	for _, p := range inv.out.pending {
 		types = append(types, p.ev.Type)
 	}
 	return types
@@ -184,8 +184,8 @@ func checkLog(t *testing.T, w world.World, inv *invocation, want []world.EventTy
 			t.Fatalf("slot %d holds %s (slot %d), want %s", i+1, ev.Type, ev.Slot, want[i])
 		}
 	}
-	if inv.lastSlot.Load() != int64(len(want)) || len(inv.buffer) != 0 || inv.update != nil {
-		t.Errorf("after the flush: last slot %d, %d events and update %v still buffered", inv.lastSlot.Load(), len(inv.buffer), inv.update)
+	if inv.lastSlot.Load() != int64(len(want)) || len(inv.out.pending) != 0 || inv.out.update != nil {
+		t.Errorf("after the flush: last slot %d, %d events and update %v still buffered", inv.lastSlot.Load(), len(inv.out.pending), inv.out.update)
 	}
 	if run, _ := w.GetRun(context.Background(), testRunID); run.Status != world.StatusRunning || run.LastSlot != int64(len(want)) {
 		t.Errorf("run is %s at slot %d, want running at %d", run.Status, run.LastSlot, len(want))

@@ -79,10 +79,10 @@ func (inv *invocation) launch(op *Op) {
 		}
 		// A worker without a time limit runs it: hand the run to its
 		// queue once the steps in flight are done.
-		inv.fresh, inv.longStep = true, true
+		inv.live.fresh, inv.live.longStep = true, true
 		return
 	case handOff:
-		inv.fresh = true
+		inv.live.fresh = true
 		return
 	}
 	inv.startAttempt(op, def)
@@ -101,11 +101,11 @@ func (inv *invocation) launch(op *Op) {
 // its result.
 func (inv *invocation) launchAtIssue(op *Op) {
 	def := inv.e.step(op.step.def)
-	if !inv.driving || inv.ahead > 0 || inv.fatal != nil || inv.terminal || !inv.lease.mayRun() || inv.ctx.Err() != nil || inv.place(def) != runHere {
+	if !inv.driving || inv.replay.ahead > 0 || inv.fatal != nil || inv.terminal || !inv.lease.held || inv.ctx.Err() != nil || inv.place(def) != runHere {
 		return // the loop's materialize decides
 	}
 	inv.startAttempt(op, def)
-	if inv.running == 1 {
+	if inv.live.running == 1 {
 		// The only attempt in flight (a fan-out's first branch, a
 		// sequential step): let it start now rather than after the
 		// rest of the workflow's pass.
@@ -120,7 +120,7 @@ func (inv *invocation) startAttempt(op *Op, def *StepDef) {
 	op.step.running = true
 	op.step.startedAt = inv.e.now()
 	op.step.deadlineAt = inv.attemptDeadline(def)
-	inv.running++
+	inv.live.running++
 	inv.logAt(slog.LevelDebug, "workflow: step attempt started", stepArgs(op, op.step.attempt)...)
 	beats := newBeats(inv, op, def)
 	op.step.beats = beats
@@ -132,8 +132,8 @@ func (inv *invocation) startAttempt(op *Op, def *StepDef) {
 		out, err := callStep(ctx, def, beats, input)
 		r := stepResult{op: op, attempt: attempt, output: out, err: err, took: time.Since(began), span: span, heartbeat: beats.latest()}
 		select {
-		case inv.results <- r:
-		case <-inv.closed:
+		case inv.live.results <- r:
+		case <-inv.live.closed:
 			inv.endStepSpan(r, "abandoned")
 		}
 	}(op.step.attempt, op.input)
@@ -145,7 +145,7 @@ func (inv *invocation) bufferStarted(op *Op) {
 	if op.step.startedAt.IsZero() {
 		return
 	}
-	inv.buffer = append(inv.buffer, newPending(world.StepStarted, op.ID(), stepStartedPayload{Attempt: op.step.attempt, Deadline: op.step.deadlineAt}, op.step.startedAt))
+	inv.out.pending = append(inv.out.pending, newPending(world.StepStarted, op.ID(), stepStartedPayload{Attempt: op.step.attempt, Deadline: op.step.deadlineAt}, op.step.startedAt))
 	op.step.startedAt, op.step.deadlineAt = time.Time{}, time.Time{}
 }
 

@@ -47,12 +47,12 @@ func OpenRunStream(ctx context.Context, w world.Streams, runID, namespace string
 // still waiting learns that no reply will come. The index is closed first,
 // so a step still running cannot open a namespace this pass would miss.
 // It returns the names of the streams it closed.
-func closeStreams(ctx context.Context, w world.Streams, runID string, replies []string) ([]string, error) {
+func closeStreams(ctx context.Context, w world.Streams, unsynced world.UnsyncedReader, runID string, replies []string) ([]string, error) {
 	index := runStreamIndex(runID)
 	if err := w.CloseStream(ctx, index); err != nil {
 		return nil, err
 	}
-	opened, _, err := world.ReadStreamUnsynced(ctx, w, index, 0)
+	opened, _, err := unsynced.ReadStreamUnsynced(ctx, index, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -45,12 +45,8 @@ type StuckReport struct {
 // and fails those it re-queued before that are still so. It reckons by the
 // engine's clock.
 func (e *Engine) CheckStuck(ctx context.Context, after time.Duration) (StuckReport, error) {
-	o, ok := e.World.(world.Overdue)
-	if !ok {
-		return StuckReport{}, fmt.Errorf("check for stuck runs: the World (%T) does not keep when runs are due (world.Overdue)", e.World)
-	}
 	now := e.now()
-	runs, err := o.OverdueRuns(ctx, now.Add(-after), now, stuckBatch)
+	runs, err := e.World.OverdueRuns(ctx, now.Add(-after), now, stuckBatch)
 	if err != nil {
 		return StuckReport{}, fmt.Errorf("check for stuck runs: %w", err)
 	}
@@ -65,7 +61,7 @@ func (e *Engine) CheckStuck(ctx context.Context, after time.Duration) (StuckRepo
 			errs = append(errs, err)
 			continue
 		}
-		requeued, err := e.requeueStuck(ctx, o, r, now)
+		requeued, err := e.requeueStuck(ctx, r, now)
 		if requeued {
 			report.Requeued = append(report.Requeued, r.RunID)
 		}
@@ -81,11 +77,11 @@ func (e *Engine) CheckStuck(ctx context.Context, after time.Duration) (StuckRepo
 // re-queued, on condition that it has not moved. The message goes first:
 // a check that dies between the two re-queues the run again next time,
 // instead of failing a run it never re-queued.
-func (e *Engine) requeueStuck(ctx context.Context, o world.Overdue, r world.OverdueRun, now time.Time) (bool, error) {
+func (e *Engine) requeueStuck(ctx context.Context, r world.OverdueRun, now time.Time) (bool, error) {
 	if err := enqueue(ctx, e.World, world.Message{RunID: r.RunID}); err != nil {
 		return false, err
 	}
-	err := o.MarkRequeued(ctx, r, now)
+	err := e.World.MarkRequeued(ctx, r, now)
 	if errors.Is(err, world.ErrNotOverdue) || errors.Is(err, world.ErrRunNotFound) {
 		return false, nil // it moved meanwhile: the message costs one idle delivery
 	}
@@ -93,7 +89,7 @@ func (e *Engine) requeueStuck(ctx context.Context, o world.Overdue, r world.Over
 		return false, err
 	}
 	e.logger().WarnContext(ctx, "workflow: run stuck: nothing moved it since it was due; re-queued it",
-		LogRunID, r.RunID, "due", r.Due.UTC().Format(time.RFC3339), "last_slot", r.LastSlot)
+		logRunID, r.RunID, "due", r.Due.UTC().Format(time.RFC3339), "last_slot", r.LastSlot)
 	return true, nil
 }
 
@@ -103,25 +99,19 @@ func (e *Engine) requeueStuck(ctx context.Context, o world.Overdue, r world.Over
 // found overdue.
 func (e *Engine) failStuck(ctx context.Context, r world.OverdueRun, now time.Time, after time.Duration) (bool, error) {
 	owner := "stuck-check_" + rand.Text()
-	l, leases := e.World.(world.Leaser)
-	if leases {
-		_, err := l.AcquireLease(ctx, r.RunID, world.Lease{Owner: owner, Until: now.Add(e.leaseTTL())}, now)
-		if errors.Is(err, world.ErrLeaseHeld) {
-			return false, nil // an invocation took it: it moves
-		}
-		if err != nil {
-			return false, err
-		}
+	_, err := e.World.AcquireLease(ctx, r.RunID, world.Lease{Owner: owner, Until: now.Add(e.leaseTTL())}, now)
+	if errors.Is(err, world.ErrLeaseHeld) {
+		return false, nil // an invocation took it: it moves
+	}
+	if err != nil {
+		return false, err
 	}
 	events, err := e.World.Events(ctx, r.RunID, 0)
 	if err != nil || int64(len(events)) != r.LastSlot {
 		// It moved since it was found, or its log cannot be read: leave
 		// it be, due now.
-		if leases {
-			_, rerr := l.ReleaseLease(ctx, r.RunID, world.Release{Owner: owner, Seen: int64(len(events))})
-			err = errors.Join(err, rerr)
-		}
-		return false, err
+		_, rerr := e.World.ReleaseLease(ctx, r.RunID, world.Release{Owner: owner, Seen: int64(len(events))})
+		return false, errors.Join(err, rerr)
 	}
 	cause := fmt.Errorf("%w: re-queued at %s, it had not moved %s later (its log ends at slot %d)",
 		ErrStuck, r.Due.UTC().Format(time.RFC3339), after, r.LastSlot)
@@ -134,6 +124,6 @@ func (e *Engine) failStuck(ctx context.Context, r world.OverdueRun, now time.Tim
 	if err != nil {
 		return false, err
 	}
-	e.logger().ErrorContext(ctx, "workflow: run stuck: failed it, since re-queueing it did not move it", LogRunID, r.RunID, "err", cause)
+	e.logger().ErrorContext(ctx, "workflow: run stuck: failed it, since re-queueing it did not move it", logRunID, r.RunID, "err", cause)
 	return true, nil
 }

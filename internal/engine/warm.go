@@ -44,8 +44,8 @@ var errWarmStale = errors.New("the warm state of the run does not fit its log")
 
 // Defaults of Engine.WarmRuns and Engine.WarmBytes.
 const (
-	DefaultWarmRuns  = 128
-	DefaultWarmBytes = 64 << 20
+	defaultWarmRuns  = 128
+	defaultWarmBytes = 64 << 20
 )
 
 // What a parked invocation is reckoned to hold besides its events'
@@ -72,10 +72,10 @@ type warmRun struct {
 func (e *Engine) warmBounds() (runs int, bytes int64) {
 	runs, bytes = e.WarmRuns, e.WarmBytes
 	if runs == 0 {
-		runs = DefaultWarmRuns
+		runs = defaultWarmRuns
 	}
 	if bytes == 0 {
-		bytes = DefaultWarmBytes
+		bytes = defaultWarmBytes
 	}
 	return runs, bytes
 }
@@ -163,7 +163,7 @@ func (e *Engine) DropWarm() {
 // nothing failed, the lease given back.
 func (inv *invocation) parkable() bool {
 	return inv.outcome == "suspended" && inv.driving && inv.fatal == nil && !inv.finished && !inv.terminal &&
-		inv.running == 0 && len(inv.buffer) == 0 && inv.update == nil && !inv.lease.held &&
+		inv.live.running == 0 && inv.out.empty() && !inv.lease.held &&
 		inv.sched.crash == nil && inv.ctx.Err() == nil
 }
 
@@ -185,8 +185,9 @@ func (inv *invocation) fits(run world.Run) bool {
 // evicted run's coroutines may log as they unwind.
 func (inv *invocation) shed() {
 	inv.ctx, inv.cancel = parkedContext, func(error) {}
-	inv.results, inv.heartbeats, inv.lease = nil, nil, nil
-	inv.buffer, inv.inboxRead = nil, nil
+	inv.live.shed()
+	inv.lease = nil
+	inv.out.pending, inv.inbox.read = nil, nil
 }
 
 // parkedContext is every parked invocation's: canceled, with no values.
@@ -199,8 +200,8 @@ var parkedContext = func() context.Context {
 // revive makes a parked invocation the current one for a new delivery.
 func (inv *invocation) revive(ctx context.Context, run world.Run) {
 	inv.begin(ctx, run)
-	inv.span, inv.outcome, inv.folded = nil, "", false
-	inv.liveAt, inv.fresh, inv.longStep = time.Time{}, false, false // its budget is this invocation's
+	inv.span, inv.outcome, inv.inbox.folded = nil, "", false
+	inv.liveAt = time.Time{} // its budget is this invocation's
 }
 
 // tailFits reports whether tail is what the log holds after the parked
@@ -219,21 +220,20 @@ func (inv *invocation) tailFits(tail []world.Event, lastSlot int64) bool {
 
 // driveWarm replays the tail onto the parked state, then goes live.
 func (inv *invocation) driveWarm(tail []world.Event) error {
-	if err := inv.e.pinnedElsewhere(inv.run.ID, inv.run.Workflow, inv.pinned); err != nil {
+	if err := inv.e.pinnedElsewhere(inv.run.ID, inv.run.Workflow, inv.replay.pinned); err != nil {
 		return err
 	}
 	inv.expectRecorded(tail)
-	inv.replaying = true
-	inv.seenUntil = max(lastSeen(tail), inv.lastSlot.Load())
+	inv.replay.begin(max(lastSeen(tail), inv.lastSlot.Load()))
 	for i, ev := range tail {
-		inv.ahead = len(tail) - 1 - i
+		inv.replay.at(len(tail) - 1 - i)
 		inv.apply(ev)
 	}
-	inv.replaying, inv.ahead = false, 0
+	inv.replay.end()
 	if !inv.terminal {
 		inv.logAt(slog.LevelInfo, "workflow: run resumed", "replayed_events", len(tail), "warm", true)
-		if _, pin := inv.e.pin(); pin != nil && inv.pinned != inv.e.Deployment {
-			inv.mergeUpdate(world.RunUpdate{Attributes: pin})
+		if _, pin := inv.e.pin(); pin != nil && inv.replay.pinned != inv.e.Deployment {
+			inv.out.merge(world.RunUpdate{Attributes: pin})
 		}
 		inv.countResume()
 	}

@@ -43,7 +43,7 @@ func (w *Worker) Serve(ctx context.Context) error {
 	defer w.Engine.DropWarm()   // after the last delivery: no parked coroutine outlives the worker
 	var checks sync.WaitGroup
 	defer checks.Wait()
-	if _, ok := w.Engine.World.(world.Overdue); ok && w.StuckAfter > 0 {
+	if w.StuckAfter > 0 {
 		checks.Go(func() { w.checkStuckPeriodically(ctx) })
 	}
 	for {
@@ -135,7 +135,7 @@ func (w *Worker) Handle(ctx context.Context, d world.Delivery) error {
 		return err
 	}
 	if err != nil {
-		w.Engine.logger().Error("workflow: processing run failed; it will be retried", LogRunID, d.RunID, "attempt", d.Attempt, "err", err)
+		w.Engine.logger().Error("workflow: processing run failed; it will be retried", logRunID, d.RunID, "attempt", d.Attempt, "err", err)
 		return err
 	}
 	return w.queue().Ack(ctx, d)
@@ -148,7 +148,7 @@ func (w *Worker) release(ctx context.Context, d world.Delivery) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	if err := w.queue().Release(ctx, d); err != nil {
-		w.Engine.logger().Warn("workflow: releasing a message failed; it returns after its visibility timeout", LogRunID, d.RunID, "err", err)
+		w.Engine.logger().Warn("workflow: releasing a message failed; it returns after its visibility timeout", logRunID, d.RunID, "err", err)
 	}
 }
 

@@ -30,7 +30,7 @@ func (w *Worker) leaveForDeployment(ctx context.Context, d world.Delivery, pinne
 		return err // the message comes back after its visibility timeout
 	}
 	w.Engine.logger().Debug("workflow: run pinned to another deployment; left for it",
-		LogRunID, d.RunID, LogDeployment, w.Engine.Deployment, "pinned_to", pinned.Deployment, "retry_in", delay)
+		logRunID, d.RunID, logDeployment, w.Engine.Deployment, "pinned_to", pinned.Deployment, "retry_in", delay)
 	return w.queue().Ack(ctx, d)
 }
 

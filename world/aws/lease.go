@@ -16,10 +16,7 @@ import (
 // that condition, so fencing costs no write. Acquire, renew and release
 // are one conditional UpdateItem each, per invocation, never per step.
 
-var (
-	_ world.Leaser    = (*World)(nil)
-	_ world.RunReader = (*World)(nil)
-)
+var _ world.RunReader = (*World)(nil)
 
 func leaseHeldBy(owner string) expression.ConditionBuilder {
 	return expression.Name("leaseOwner").Equal(expression.Value(owner))

@@ -24,8 +24,6 @@ import (
 // releases of one partition are serialised by DynamoDB, and the run's
 // creation is in the same transaction as its slot or its place.
 
-var _ world.Limiter = (*World)(nil)
-
 const (
 	skLimitHead = "head"
 	skHeld      = "held#"

@@ -62,8 +62,6 @@ func (w *World) setDue(u expression.UpdateBuilder, runID string, at time.Time) e
 		Set(expression.Name(attrDueShard), expression.Value(dueShard(runID)))
 }
 
-var _ world.Overdue = (*World)(nil)
-
 // OverdueRuns implements world.Overdue: a Query of the due index per
 // shard, concurrently, and one consistent BatchGetItem per 100 candidates.
 func (w *World) OverdueRuns(ctx context.Context, before, now time.Time, limit int) ([]world.OverdueRun, error) {

@@ -26,7 +26,9 @@ import (
 // to S3.
 const maxPacked = 4
 
-// MaxAppend is the most events one AppendEvents, AppendLeased or
+var _ world.AppendLimiter = (*World)(nil)
+
+// MaxAppend implements world.AppendLimiter: the most events one AppendEvents, AppendLeased or
 // AppendFolded without messages takes.
 func (w *World) MaxAppend() int { return maxPacked * (maxTransactItems - 2) }
 

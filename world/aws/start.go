@@ -7,8 +7,6 @@ import (
 	"github.com/lambdaworkflow/workflow/world"
 )
 
-var _ world.RunStarter = (*World)(nil)
-
 // StartRun implements world.RunStarter: CreateRun's transaction, then the
 // message. DynamoDB and SQS cannot take both in one write, so a crash
 // between them leaves the run stored and due now with no message: the

@@ -10,8 +10,6 @@ import (
 	"github.com/lambdaworkflow/workflow/world"
 )
 
-var _ world.Leaser = (*World)(nil)
-
 // AcquireLease implements world.Leaser.
 func (w *World) AcquireLease(ctx context.Context, runID string, lease world.Lease, now time.Time) (world.Lease, error) {
 	held, _, err := w.AcquireLeaseAt(ctx, runID, lease, now)

@@ -9,8 +9,6 @@ import (
 	"github.com/lambdaworkflow/workflow/world"
 )
 
-var _ world.Limiter = (*World)(nil)
-
 // StartLimited implements world.Limiter: the run, its slot (limit_slots)
 // or place in its partition's queue (limit_queue, in seq order), the rate
 // window (limit_rates) and its message, in one transaction.

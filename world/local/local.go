@@ -135,8 +135,11 @@ type World struct {
 	taken       *noted      // a take not written yet (queue.go); guarded by wmu
 }
 
-var _ world.World = (*World)(nil)
-var _ world.Notifier = (*World)(nil)
+var (
+	_ world.World          = (*World)(nil)
+	_ world.Notifier       = (*World)(nil)
+	_ world.UnsyncedReader = (*World)(nil)
+)
 
 // errClosed is returned to waiters when the World is closed under them.
 var errClosed = errors.New("local: world closed")

@@ -9,8 +9,6 @@ import (
 	"github.com/lambdaworkflow/workflow/world"
 )
 
-var _ world.Overdue = (*World)(nil)
-
 // dueAtCreation is a new run's due time: now, since its first message
 // follows; none for a run created finished.
 func dueAtCreation(run world.Run, now time.Time) any {

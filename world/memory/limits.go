@@ -7,8 +7,6 @@ import (
 	"github.com/lambdaworkflow/workflow/world"
 )
 
-var _ world.Limiter = (*World)(nil)
-
 // partitionKey names a limit's partition: a workflow and a start's key.
 type partitionKey struct{ workflow, key string }
 

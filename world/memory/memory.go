@@ -82,9 +82,10 @@ func New(opts ...Option) *World {
 	return w
 }
 
-var _ world.World = (*World)(nil)
-var _ world.Notifier = (*World)(nil)
-var _ world.Leaser = (*World)(nil)
+var (
+	_ world.World    = (*World)(nil)
+	_ world.Notifier = (*World)(nil)
+)
 
 // Close implements world.World.
 func (w *World) Close() error { return nil }

@@ -9,8 +9,6 @@ import (
 	"github.com/lambdaworkflow/workflow/world"
 )
 
-var _ world.Overdue = (*World)(nil)
-
 // dueState is when a run is next due to move (see world.Overdue).
 type dueState struct {
 	at       time.Time // zero: never (a hook or a child moves it)

@@ -29,7 +29,7 @@ func inboxRun(t *testing.T, w world.World) (world.Inbox, world.Run, world.Lease)
 	if !ok {
 		t.Skip("this World does not implement the optional world.Inbox")
 	}
-	_, run, a, _ := heldRun(t, w, time.Minute)
+	run, a, _ := heldRun(t, w, time.Minute)
 	return ib, run, a
 }
 
@@ -212,7 +212,7 @@ func testInboxFoldLosesSlot(t *testing.T, w world.World) {
 	m := message("a", "1", now())
 	mustDeliver(t, ib, run.ID, m)
 	other := ev(world.RunCancelled, "", "")
-	if _, err := w.(world.Leaser).AppendLeased(testContext(t), a.Owner, run.ID, 2, []world.Event{ev(world.StepCreated, "1", "")}, nil); err != nil {
+	if _, err := w.AppendLeased(testContext(t), a.Owner, run.ID, 2, []world.Event{ev(world.StepCreated, "1", "")}, nil); err != nil {
 		t.Fatalf("AppendLeased: %v", err)
 	}
 	missed, err := ib.AppendFolded(testContext(t), a.Owner, run.ID, 2, []world.Event{m.Event, other}, nil, []string{m.ID})
@@ -231,13 +231,13 @@ func testInboxAcrossRelease(t *testing.T, w world.World) {
 	ib, run, a := inboxRun(t, w)
 	ctx := testContext(t)
 	mustDeliver(t, ib, run.ID, message("a", "1", now()))
-	if _, err := w.(world.Leaser).ReleaseLease(ctx, run.ID, world.Release{Owner: a.Owner, Seen: 1, Suspended: true}); err != nil {
+	if _, err := w.ReleaseLease(ctx, run.ID, world.Release{Owner: a.Owner, Seen: 1, Suspended: true}); err != nil {
 		t.Fatalf("ReleaseLease: %v", err)
 	}
 	msgs := checkInbox(t, w, ib, run.ID, "a")
 	at := now()
 	b := lease(unique("b"), at, time.Minute)
-	if _, err := w.(world.Leaser).AcquireLease(ctx, run.ID, b, at); err != nil {
+	if _, err := w.AcquireLease(ctx, run.ID, b, at); err != nil {
 		t.Fatalf("AcquireLease after the release: %v", err)
 	}
 	if _, err := ib.AppendFolded(ctx, a.Owner, run.ID, 2, []world.Event{msgs[0].Event}, nil, inboxIDs(msgs)); !errors.Is(err, world.ErrLeaseLost) {

@@ -56,9 +56,8 @@ func testLastSlotAfterCreate(t *testing.T, w world.World) {
 }
 
 func testLastSlotAfterStart(t *testing.T, w world.World) {
-	s := starter(t, w)
 	run := newRun(unique("wf"))
-	started, err := s.StartRun(testContext(t), run, []world.Event{ev(world.RunCreated, "", "")}, world.Message{RunID: run.ID})
+	started, err := w.StartRun(testContext(t), run, []world.Event{ev(world.RunCreated, "", "")}, world.Message{RunID: run.ID})
 	if err != nil {
 		t.Fatalf("StartRun: %v", err)
 	}

@@ -20,19 +20,14 @@ var limiterTests = []test{
 // limit, runs named in an inbox so the subtest receives only their
 // messages.
 type limited struct {
-	l     world.Limiter
 	w     world.World
 	box   inbox
 	limit world.Limit
 }
 
 func newLimited(t *testing.T, w world.World, limit world.Limit) *limited {
-	l, ok := w.(world.Limiter)
-	if !ok {
-		t.Skip("this World does not implement the optional world.Limiter")
-	}
 	limit.Workflow, limit.Key = unique("wf"), unique("key")
-	return &limited{l: l, w: w, box: newInbox(w), limit: limit}
+	return &limited{w: w, box: newInbox(w), limit: limit}
 }
 
 // start starts run name under the partition's limit (with from, the run
@@ -46,7 +41,7 @@ func (p *limited) start(t *testing.T, name, from string) world.Run {
 	if from != "" {
 		limit.From = p.box.msg(from).RunID
 	}
-	if _, err := p.l.StartLimited(testContext(t), run, []world.Event{ev(world.RunCreated, "", "")}, p.box.msg(name), limit); err != nil {
+	if _, err := p.w.StartLimited(testContext(t), run, []world.Event{ev(world.RunCreated, "", "")}, p.box.msg(name), limit); err != nil {
 		t.Fatalf("StartLimited(%s): %v", name, err)
 	}
 	return p.run(t, name)
@@ -63,7 +58,7 @@ func (p *limited) run(t *testing.T, name string) world.Run {
 
 func (p *limited) release(t *testing.T, name string) {
 	t.Helper()
-	if err := p.l.ReleaseSlot(testContext(t), p.run(t, name), p.limit.Key); err != nil {
+	if err := p.w.ReleaseSlot(testContext(t), p.run(t, name), p.limit.Key); err != nil {
 		t.Fatalf("ReleaseSlot(%s): %v", name, err)
 	}
 }
@@ -107,11 +102,9 @@ func testSlotsThenQueue(t *testing.T, w world.World) {
 	p.wantStatus(t, world.StatusPending, "a", "b")
 	p.wantStatus(t, world.StatusQueued, "c", "d")
 	p.wantMessages(t, "a", "b")
-	if _, ok := w.(world.Overdue); ok {
-		wantOverdue(t, w, p.run(t, "c").ID, time.Now().Add(24*time.Hour), false, "a queued run")
-	}
+	wantOverdue(t, w, p.run(t, "c").ID, time.Now().Add(24*time.Hour), false, "a queued run")
 	run := p.run(t, "c")
-	_, err := p.l.StartLimited(testContext(t), run, nil, p.box.msg("c"), p.limit)
+	_, err := p.w.StartLimited(testContext(t), run, nil, p.box.msg("c"), p.limit)
 	if !errors.Is(err, world.ErrRunExists) {
 		t.Fatalf("StartLimited of a queued run again: %v, want ErrRunExists", err)
 	}
@@ -190,8 +183,6 @@ func testRatePlacesStartsInWindows(t *testing.T, w world.World) {
 	p.start(t, "b", "")
 	p.wantMessages(t, "a")
 	next := time.Now().Truncate(time.Hour).Add(time.Hour)
-	if _, ok := w.(world.Overdue); ok {
-		wantOverdue(t, w, p.run(t, "b").ID, next.Add(-time.Minute), false, "a start held back to the next window")
-		wantOverdue(t, w, p.run(t, "b").ID, next.Add(time.Minute), true, "a start held back to the next window, once it opened")
-	}
+	wantOverdue(t, w, p.run(t, "b").ID, next.Add(-time.Minute), false, "a start held back to the next window")
+	wantOverdue(t, w, p.run(t, "b").ID, next.Add(time.Minute), true, "a start held back to the next window, once it opened")
 }

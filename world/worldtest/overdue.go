@@ -21,21 +21,12 @@ var overdueTests = []test{
 	{"RequeueByInboxNeedsTheMessage", testOverdueRequeueByInbox},
 }
 
-// overdue returns the World's optional Overdue, or skips.
-func overdue(t *testing.T, w world.World) world.Overdue {
-	o, ok := w.(world.Overdue)
-	if !ok {
-		t.Skip("this World does not implement the optional world.Overdue")
-	}
-	return o
-}
-
 // overdueRun returns run as OverdueRuns lists it for before and now, and
 // whether it does. Other subtests' runs may share the World, hence the
 // wide limit.
 func overdueRun(t *testing.T, w world.World, runID string, before, now time.Time) (world.OverdueRun, bool) {
 	t.Helper()
-	found, err := overdue(t, w).OverdueRuns(testContext(t), before, now, 10_000)
+	found, err := w.OverdueRuns(testContext(t), before, now, 10_000)
 	if err != nil {
 		t.Fatalf("OverdueRuns: %v", err)
 	}
@@ -62,20 +53,18 @@ func wantOverdue(t *testing.T, w world.World, runID string, before time.Time, wa
 // it fills in.
 func leaseAndRelease(t *testing.T, w world.World, runID string, release world.Release) {
 	t.Helper()
-	l := leaser(t, w)
 	ctx := testContext(t)
 	release.Owner = unique("inv")
-	if _, err := l.AcquireLease(ctx, runID, lease(release.Owner, now(), time.Minute), now()); err != nil {
+	if _, err := w.AcquireLease(ctx, runID, lease(release.Owner, now(), time.Minute), now()); err != nil {
 		t.Fatalf("AcquireLease: %v", err)
 	}
-	if _, err := l.ReleaseLease(ctx, runID, release); err != nil {
+	if _, err := w.ReleaseLease(ctx, runID, release); err != nil {
 		t.Fatalf("ReleaseLease(%+v): %v", release, err)
 	}
 }
 
 // A run is due when it is created: its first message follows.
 func testOverdueNewRun(t *testing.T, w world.World) {
-	overdue(t, w)
 	before := now()
 	run := createRun(t, w, newRun(unique("wf")), ev(world.RunCreated, "", ""))
 	wantOverdue(t, w, run.ID, before.Add(-time.Minute), false, "a run created a minute later")
@@ -88,8 +77,7 @@ func testOverdueNewRun(t *testing.T, w world.World) {
 // A run whose lease is live is moving, however overdue; once the lease's
 // Until is past, it is not.
 func testOverdueLeaseHides(t *testing.T, w world.World) {
-	_, run, a, _ := heldRun(t, w, time.Hour)
-	overdue(t, w)
+	run, a, _ := heldRun(t, w, time.Hour)
 	later := now().Add(time.Minute)
 	if _, ok := overdueRun(t, w, run.ID, later, later); ok {
 		t.Fatal("a run with a live lease is listed overdue")
@@ -101,8 +89,7 @@ func testOverdueLeaseHides(t *testing.T, w world.World) {
 
 // A suspension makes the run due at its wake-up.
 func testOverdueSuspension(t *testing.T, w world.World) {
-	_, run := leasedRun(t, w)
-	overdue(t, w)
+	run := leasedRun(t, w)
 	wake := now().Add(time.Hour)
 	leaseAndRelease(t, w, run.ID, world.Release{Seen: 1, Suspended: true, Wake: wake})
 	wantOverdue(t, w, run.ID, wake.Add(-time.Minute), false, "a sleeping run, a minute before its wake-up")
@@ -114,19 +101,17 @@ func testOverdueSuspension(t *testing.T, w world.World) {
 // A run waiting only for a hook is never due; if the log grew past what
 // the releaser saw, it is due now whatever the releaser says.
 func testOverdueHookWait(t *testing.T, w world.World) {
-	_, run := leasedRun(t, w)
-	overdue(t, w)
+	run := leasedRun(t, w)
 	leaseAndRelease(t, w, run.ID, world.Release{Seen: 1, Suspended: true})
 	wantOverdue(t, w, run.ID, now().Add(100*365*24*time.Hour), false, "a run waiting for a hook, a century on")
 
-	l := leaser(t, w)
 	ctx := testContext(t)
 	owner := unique("inv")
-	if _, err := l.AcquireLease(ctx, run.ID, lease(owner, now(), time.Minute), now()); err != nil {
+	if _, err := w.AcquireLease(ctx, run.ID, lease(owner, now(), time.Minute), now()); err != nil {
 		t.Fatal(err)
 	}
 	mustAppend(t, w, run.ID, 2, nil, ev(world.HookReceived, "1", "")) // while the releaser looks away
-	if last, err := l.ReleaseLease(ctx, run.ID, world.Release{Owner: owner, Seen: 1, Suspended: true}); err != nil || last != 2 {
+	if last, err := w.ReleaseLease(ctx, run.ID, world.Release{Owner: owner, Seen: 1, Suspended: true}); err != nil || last != 2 {
 		t.Fatalf("ReleaseLease: last slot %d, %v; want 2", last, err)
 	}
 	wantOverdue(t, w, run.ID, now().Add(time.Minute), true, "a run released past an event its releaser did not see")
@@ -134,8 +119,7 @@ func testOverdueHookWait(t *testing.T, w world.World) {
 
 // An append from outside (a resume) makes a waiting run due now.
 func testOverdueOutsideAppend(t *testing.T, w world.World) {
-	_, run := leasedRun(t, w)
-	overdue(t, w)
+	run := leasedRun(t, w)
 	leaseAndRelease(t, w, run.ID, world.Release{Seen: 1, Suspended: true})
 	before := now()
 	mustAppend(t, w, run.ID, 2, nil, ev(world.HookReceived, "1", ""))
@@ -148,16 +132,15 @@ func testOverdueOutsideAppend(t *testing.T, w world.World) {
 // An invocation's own appends leave the due time as it was: the lease
 // says the run moves, and the hot path writes nothing more.
 func testOverdueLeasedAppend(t *testing.T, w world.World) {
-	l, run, a, _ := heldRun(t, w, time.Minute)
-	overdue(t, w)
+	run, a, _ := heldRun(t, w, time.Minute)
 	// Waiting for a hook: never due.
-	if _, err := l.ReleaseLease(testContext(t), run.ID, world.Release{Owner: a.Owner, Seen: 1, Suspended: true}); err != nil {
+	if _, err := w.ReleaseLease(testContext(t), run.ID, world.Release{Owner: a.Owner, Seen: 1, Suspended: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.AcquireLease(testContext(t), run.ID, a, now()); err != nil {
+	if _, err := w.AcquireLease(testContext(t), run.ID, a, now()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.AppendLeased(testContext(t), a.Owner, run.ID, 2, []world.Event{ev(world.StepCompleted, "1", "")}, nil); err != nil {
+	if _, err := w.AppendLeased(testContext(t), a.Owner, run.ID, 2, []world.Event{ev(world.StepCompleted, "1", "")}, nil); err != nil {
 		t.Fatalf("AppendLeased: %v", err)
 	}
 	if _, ok := overdueRun(t, w, run.ID, now().Add(time.Hour), a.Until.Add(time.Hour)); ok {
@@ -167,7 +150,6 @@ func testOverdueLeasedAppend(t *testing.T, w world.World) {
 
 // A finished run is never due.
 func testOverdueFinished(t *testing.T, w world.World) {
-	overdue(t, w)
 	run := createRun(t, w, newRun(unique("wf")), ev(world.RunCreated, "", ""))
 	mustAppend(t, w, run.ID, 2, &world.RunUpdate{Status: world.StatusCompleted}, ev(world.RunCompleted, "", ""))
 	wantOverdue(t, w, run.ID, now().Add(time.Hour), false, "a finished run")
@@ -176,21 +158,20 @@ func testOverdueFinished(t *testing.T, w world.World) {
 // MarkRequeued marks an overdue run once, due again at its now; a run that
 // moved, is leased or is gone is not marked.
 func testOverdueRequeue(t *testing.T, w world.World) {
-	o := overdue(t, w)
 	ctx := testContext(t)
 	run := createRun(t, w, newRun(unique("wf")), ev(world.RunCreated, "", ""))
 	later := now().Add(time.Hour)
 	found := wantOverdue(t, w, run.ID, later, true, "a new run, an hour on")
-	if err := o.MarkRequeued(ctx, world.OverdueRun{RunID: unique("gone"), LastSlot: 1, Due: found.Due}, later); !errors.Is(err, world.ErrRunNotFound) {
+	if err := w.MarkRequeued(ctx, world.OverdueRun{RunID: unique("gone"), LastSlot: 1, Due: found.Due}, later); !errors.Is(err, world.ErrRunNotFound) {
 		t.Fatalf("MarkRequeued of a missing run: %v, want ErrRunNotFound", err)
 	}
-	if err := o.MarkRequeued(ctx, world.OverdueRun{RunID: run.ID, LastSlot: 2, Due: found.Due}, later); !errors.Is(err, world.ErrNotOverdue) {
+	if err := w.MarkRequeued(ctx, world.OverdueRun{RunID: run.ID, LastSlot: 2, Due: found.Due}, later); !errors.Is(err, world.ErrNotOverdue) {
 		t.Fatalf("MarkRequeued at a slot the run has not reached: %v, want ErrNotOverdue", err)
 	}
-	if err := o.MarkRequeued(ctx, found, later); err != nil {
+	if err := w.MarkRequeued(ctx, found, later); err != nil {
 		t.Fatalf("MarkRequeued: %v", err)
 	}
-	if err := o.MarkRequeued(ctx, found, later); !errors.Is(err, world.ErrNotOverdue) {
+	if err := w.MarkRequeued(ctx, found, later); !errors.Is(err, world.ErrNotOverdue) {
 		t.Fatalf("MarkRequeued twice: %v, want ErrNotOverdue", err)
 	}
 	wantOverdue(t, w, run.ID, later, false, "a run just re-queued")
@@ -199,11 +180,10 @@ func testOverdueRequeue(t *testing.T, w world.World) {
 		t.Fatalf("a re-queued run is listed as %+v; want re-queued at slot 1, due %s", r, later)
 	}
 	// A live lease refuses the mark: an invocation is moving the run.
-	l := leaser(t, w)
-	if _, err := l.AcquireLease(ctx, run.ID, lease(unique("inv"), later, time.Hour), later); err != nil {
+	if _, err := w.AcquireLease(ctx, run.ID, lease(unique("inv"), later, time.Hour), later); err != nil {
 		t.Fatal(err)
 	}
-	if err := o.MarkRequeued(ctx, r, later.Add(time.Minute)); !errors.Is(err, world.ErrNotOverdue) {
+	if err := w.MarkRequeued(ctx, r, later.Add(time.Minute)); !errors.Is(err, world.ErrNotOverdue) {
 		t.Fatalf("MarkRequeued of a leased run: %v, want ErrNotOverdue", err)
 	}
 }
@@ -211,7 +191,6 @@ func testOverdueRequeue(t *testing.T, w world.World) {
 // The re-queue mark lasts until the log grows or an invocation suspends
 // the run; one that gives the run up (fails, hands off) leaves it.
 func testOverdueRequeueMarkLasts(t *testing.T, w world.World) {
-	o := overdue(t, w)
 	ctx := testContext(t)
 	run := createRun(t, w, newRun(unique("wf")), ev(world.RunCreated, "", ""))
 	requeue := func(want int64) {
@@ -221,7 +200,7 @@ func testOverdueRequeueMarkLasts(t *testing.T, w world.World) {
 		if r.LastSlot != want || r.Requeued {
 			t.Fatalf("listed as %+v before its re-queue, want slot %d, not re-queued", r, want)
 		}
-		if err := o.MarkRequeued(ctx, r, now()); err != nil {
+		if err := w.MarkRequeued(ctx, r, now()); err != nil {
 			t.Fatalf("MarkRequeued: %v", err)
 		}
 	}
@@ -249,7 +228,6 @@ func testOverdueRequeueMarkLasts(t *testing.T, w world.World) {
 // have the next check fail a healthy run as stuck. While the message
 // waits, the mark is taken.
 func testOverdueRequeueByInbox(t *testing.T, w world.World) {
-	o := overdue(t, w)
 	ib, ok := w.(world.Inbox)
 	if !ok {
 		t.Skip("this World does not implement the optional world.Inbox")
@@ -257,7 +235,7 @@ func testOverdueRequeueByInbox(t *testing.T, w world.World) {
 	ctx := testContext(t)
 	dueByInbox := func() world.OverdueRun {
 		t.Helper()
-		_, run := leasedRun(t, w)
+		run := leasedRun(t, w)
 		leaseAndRelease(t, w, run.ID, world.Release{Seen: 1, Suspended: true})
 		mustDeliver(t, ib, run.ID, message("m", "1", now().Add(-time.Hour)))
 		return wantOverdue(t, w, run.ID, now().Add(-30*time.Minute), true, "a run with a message an hour old in its inbox")
@@ -267,13 +245,13 @@ func testOverdueRequeueByInbox(t *testing.T, w world.World) {
 	if ok, err := ib.Withdraw(ctx, withdrawn.RunID, "m"); err != nil || !ok {
 		t.Fatalf("Withdraw: %v, %v", ok, err)
 	}
-	if err := o.MarkRequeued(ctx, withdrawn, now()); !errors.Is(err, world.ErrNotOverdue) {
+	if err := w.MarkRequeued(ctx, withdrawn, now()); !errors.Is(err, world.ErrNotOverdue) {
 		t.Errorf("MarkRequeued of a run whose overdue message was withdrawn: %v, want ErrNotOverdue", err)
 	}
 	wantOverdue(t, w, withdrawn.RunID, now().Add(100*365*24*time.Hour), false, "a run waiting for a hook again, its message withdrawn before the mark")
 
 	waiting := dueByInbox()
-	if err := o.MarkRequeued(ctx, waiting, now()); err != nil {
+	if err := w.MarkRequeued(ctx, waiting, now()); err != nil {
 		t.Fatalf("MarkRequeued of a run whose overdue message still waits: %v", err)
 	}
 	if r, ok := overdueRun(t, w, waiting.RunID, now().Add(time.Hour), now().Add(time.Hour)); !ok || !r.Requeued {

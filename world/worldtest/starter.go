@@ -14,22 +14,11 @@ var starterTests = []test{
 	{"StartExistingRequeuesUnlessFinished", testStartExisting},
 }
 
-// starter returns the World's optional RunStarter, or skips: a World that
-// cannot create and queue in one write (DynamoDB and SQS) does both apart.
-func starter(t *testing.T, w world.World) world.RunStarter {
-	s, ok := w.(world.RunStarter)
-	if !ok {
-		t.Skip("this World does not implement the optional world.RunStarter")
-	}
-	return s
-}
-
 func testStartQueuesTheRun(t *testing.T, w world.World) {
-	s := starter(t, w)
 	ctx := testContext(t)
 	run := newRun(unique("wf"))
 	first := ev(world.RunCreated, "", `{"input":1}`)
-	created, err := s.StartRun(ctx, run, []world.Event{first}, world.Message{RunID: run.ID})
+	created, err := w.StartRun(ctx, run, []world.Event{first}, world.Message{RunID: run.ID})
 	if err != nil {
 		t.Fatalf("StartRun: %v", err)
 	}
@@ -42,10 +31,9 @@ func testStartQueuesTheRun(t *testing.T, w world.World) {
 }
 
 func testStartExisting(t *testing.T, w world.World) {
-	s := starter(t, w)
 	ctx := testContext(t)
 	run := createRun(t, w, newRun(unique("wf")), ev(world.RunCreated, "", ""))
-	again, err := s.StartRun(ctx, run, nil, world.Message{RunID: run.ID})
+	again, err := w.StartRun(ctx, run, nil, world.Message{RunID: run.ID})
 	if !errors.Is(err, world.ErrRunExists) || again.ID != run.ID {
 		t.Fatalf("StartRun of an existing run: %+v, %v", again, err)
 	}
@@ -53,7 +41,7 @@ func testStartExisting(t *testing.T, w world.World) {
 		t.Fatalf("an unfinished existing run was not queued again: %+v, %v", d, err)
 	}
 	mustAppend(t, w, run.ID, 2, &world.RunUpdate{Status: world.StatusCompleted}, ev(world.RunCompleted, "", ""))
-	if _, err := s.StartRun(ctx, run, nil, world.Message{RunID: run.ID, DedupKey: unique("k")}); !errors.Is(err, world.ErrRunExists) {
+	if _, err := w.StartRun(ctx, run, nil, world.Message{RunID: run.ID, DedupKey: unique("k")}); !errors.Is(err, world.ErrRunExists) {
 		t.Fatalf("StartRun of a finished run: %v", err)
 	}
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)

@@ -13,6 +13,22 @@
 //
 // The suite runs on the wall clock and keeps its waits short (a few hundred
 // milliseconds), so Worlds under test must use real time.
+//
+// Run holds every World to the whole of world.World, and each World to the
+// rules of the optional interfaces it has, found by type assertion; a rule
+// of one it lacks is skipped, with the reason:
+//
+//   - world.Notifier: the Wait rules, through world.WaitEvents and
+//     world.WaitStream, which use it (and poll on a World without it);
+//   - world.RunReader: RunReader; world.Inbox: Inbox (and two rules of
+//     Overdue and RunReader); world.AppendLimiter: AppendLimiter;
+//     world.UnsyncedReader: Unsynced.
+//
+// Three need a World set up for them, so a World that has one runs its
+// rule itself: world.StreamSubscriber, RunPush (two Worlds on one store);
+// world.DeadLetters, DeadLetters (a fresh World that dead-letters soon);
+// world.Sweeper and world.Expirer, Retention (a World on a clock the test
+// moves).
 package worldtest
 
 import (
@@ -45,6 +61,7 @@ func Run(t *testing.T, newWorld func(t *testing.T) world.World) {
 		{"Lease", leaseTests},
 		{"RunReader", runReaderTests},
 		{"LastSlot", lastSlotTests},
+		{"AppendLimiter", appendLimitTests},
 		{"Overdue", overdueTests},
 		{"Inbox", inboxTests},
 		{"Limiter", limiterTests},

@@ -109,7 +109,7 @@ func continueAsNewSurvivesACrash(t *testing.T, e *env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	crashing := &failFirstCreate{World: unqueued{e.world}}
+	crashing := &failFirstStart{World: unqueued{e.world}}
 	err = workflow.NewWorker(crashing, workflow.WorkerOptions{Logger: e.log}).Process(e.ctx, run.ID)
 	if !errors.Is(err, errCrashed) {
 		t.Fatalf("the invocation that ended the run returned %v, want the injected failure to create its successor", err)
@@ -244,18 +244,18 @@ func waitForNewHolder(t *testing.T, e *env, token string, seen map[string]bool) 
 
 var errCrashed = errors.New("flowtest: injected crash before the successor exists")
 
-// failFirstCreate is a World whose first CreateRun fails, as if the
+// failFirstStart is a World whose first StartRun fails, as if the
 // invocation died after writing its run's end.
-type failFirstCreate struct {
+type failFirstStart struct {
 	world.World
 	failed atomic.Bool
 }
 
-func (f *failFirstCreate) CreateRun(ctx context.Context, run world.Run, first []world.Event) (world.Run, error) {
+func (f *failFirstStart) StartRun(ctx context.Context, run world.Run, first []world.Event, msg world.Message) (world.Run, error) {
 	if f.failed.CompareAndSwap(false, true) {
 		return world.Run{}, errCrashed
 	}
-	return f.World.CreateRun(ctx, run, first)
+	return f.World.StartRun(ctx, run, first, msg)
 }
 
 // ceilingLog counts the engine's warnings that a log nears its limit.

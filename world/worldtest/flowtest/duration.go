@@ -57,11 +57,7 @@ type calls struct {
 func watched(t *testing.T, w world.World) (world.World, *calls) {
 	t.Helper()
 	c := &calls{appends: map[string]int{}, messages: map[string][]world.Message{}}
-	l, ok := w.(world.Leaser)
-	if !ok {
-		t.Fatal("this World does not implement world.Leaser: the scenario counts leased appends")
-	}
-	return interposed{World: w, Leaser: l, appended: c.appended, enqueued: c.enqueued}, c
+	return interposed{World: w, appended: c.appended, enqueued: c.enqueued}, c
 }
 
 func (c *calls) appended(runID string) {

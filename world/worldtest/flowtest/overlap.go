@@ -146,11 +146,9 @@ func resumeDuringAStep(t *testing.T, e *env) {
 	}
 }
 
-// interposed is a World with a scenario's eyes on some calls; it keeps the
-// World's Leaser, so the engine leases runs on it as on the World itself.
+// interposed is a World with a scenario's eyes on some calls.
 type interposed struct {
 	world.World
-	world.Leaser
 	beforeRelease func()              // runs before each ReleaseLease
 	enqueued      func(world.Message) // sees each message enqueued
 	appended      func(runID string)  // sees each append to a log
@@ -168,21 +166,21 @@ func (w interposed) AppendLeased(ctx context.Context, owner, runID string, from 
 	if w.appended != nil {
 		w.appended(runID)
 	}
-	return w.Leaser.AppendLeased(ctx, owner, runID, from, evs, update)
+	return w.World.AppendLeased(ctx, owner, runID, from, evs, update)
 }
 
 func (w interposed) RenewLease(ctx context.Context, runID string, lease world.Lease) error {
 	if w.stalled {
 		return nil // the renewal never reaches the World
 	}
-	return w.Leaser.RenewLease(ctx, runID, lease)
+	return w.World.RenewLease(ctx, runID, lease)
 }
 
 func (w interposed) ReleaseLease(ctx context.Context, runID string, release world.Release) (int64, error) {
 	if w.beforeRelease != nil {
 		w.beforeRelease()
 	}
-	return w.Leaser.ReleaseLease(ctx, runID, release)
+	return w.World.ReleaseLease(ctx, runID, release)
 }
 
 func (w interposed) Enqueue(ctx context.Context, msg world.Message) error {
@@ -192,21 +190,22 @@ func (w interposed) Enqueue(ctx context.Context, msg world.Message) error {
 	return w.World.Enqueue(ctx, msg)
 }
 
+func (w interposed) StartRun(ctx context.Context, run world.Run, first []world.Event, msg world.Message) (world.Run, error) {
+	if w.enqueued != nil {
+		w.enqueued(msg)
+	}
+	return w.World.StartRun(ctx, run, first, msg)
+}
+
 // unqueued is a World whose messages are lost: a run started or resumed
 // through it is woken by nobody but the scenario.
 type unqueued struct{ world.World }
 
 func (unqueued) Enqueue(context.Context, world.Message) error { return nil }
 
-// leaserOf returns the World's Leaser. Without one, invocations of a run
-// on two machines are not kept apart, and these scenarios cannot hold.
-func leaserOf(t *testing.T, e *env) world.Leaser {
-	t.Helper()
-	l, ok := e.world.(world.Leaser)
-	if !ok {
-		t.Fatal("this World does not implement world.Leaser: two instances of a worker may run a step twice")
-	}
-	return l
+// StartRun stores the run without its first message.
+func (u unqueued) StartRun(ctx context.Context, run world.Run, first []world.Event, _ world.Message) (world.Run, error) {
+	return u.World.CreateRun(ctx, run, first)
 }
 
 var waitHook = workflow.Define("flowtest.waitHook", func(ctx workflow.Context, token string) (string, error) {
@@ -219,7 +218,6 @@ var waitHook = workflow.Define("flowtest.waitHook", func(ctx workflow.Context, t
 // The holder sees it on release and drives on: the run completes within
 // the one Process call, with no message left to wake it.
 func releaseSeesLateEvents(t *testing.T, e *env) {
-	l := leaserOf(t, e)
 	key := unique("late")
 	quiet := workflow.NewClient(unqueued{e.world})
 	run, err := workflow.Start(e.ctx, quiet, waitHook, key)
@@ -227,7 +225,7 @@ func releaseSeesLateEvents(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	var once sync.Once
-	w := interposed{World: e.world, Leaser: l, beforeRelease: func() {
+	w := interposed{World: e.world, beforeRelease: func() {
 		once.Do(func() {
 			if err := workflow.ResumeHook(e.ctx, quiet, key, "late"); err != nil {
 				t.Errorf("resume: %v", err)
@@ -250,13 +248,12 @@ func releaseSeesLateEvents(t *testing.T, e *env) {
 // message nor acts on it beside the holder; it queues it again, to come
 // back once the holder's lease would lapse if the holder died.
 func secondDeliveryIsDeferred(t *testing.T, e *env) {
-	l := leaserOf(t, e)
 	key := unique("deferred")
 	run := start(t, e, slowOne, key)
 	waitStarted(t, e, key)
 	var mu sync.Mutex
 	var queued []world.Message
-	w := interposed{World: e.world, Leaser: l, enqueued: func(m world.Message) {
+	w := interposed{World: e.world, enqueued: func(m world.Message) {
 		mu.Lock()
 		queued = append(queued, m)
 		mu.Unlock()
@@ -292,13 +289,12 @@ var slowOneRetried = workflow.Define("flowtest.slowOneRetried", func(ctx workflo
 // result and stops without an error. The log holds one result: the new
 // holder's.
 func stalledHolderIsFenced(t *testing.T, e *env) {
-	l := leaserOf(t, e)
 	key := unique("stalled")
 	run, err := workflow.Start(e.ctx, workflow.NewClient(unqueued{e.world}), slowOneRetried, key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	stalled := interposed{World: e.world, Leaser: l, stalled: true}
+	stalled := interposed{World: e.world, stalled: true}
 	first := make(chan error, 1)
 	go func() {
 		first <- workflow.NewWorker(stalled, workflow.WorkerOptions{Logger: e.log, LeaseTTL: 300 * time.Millisecond}).Process(e.ctx, run.ID)

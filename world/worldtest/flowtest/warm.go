@@ -137,7 +137,6 @@ func warmInstances(t *testing.T, e *env) {
 // after die fails, and what it buffered never lands.
 type dyingWorld struct {
 	world.World
-	world.Leaser
 	dead atomic.Bool
 }
 
@@ -154,21 +153,21 @@ func (w *dyingWorld) AppendLeased(ctx context.Context, owner, runID string, from
 	if w.dead.Load() {
 		return nil, errDead
 	}
-	return w.Leaser.AppendLeased(ctx, owner, runID, from, evs, u)
+	return w.World.AppendLeased(ctx, owner, runID, from, evs, u)
 }
 
 func (w *dyingWorld) RenewLease(ctx context.Context, runID string, lease world.Lease) error {
 	if w.dead.Load() {
 		return errDead
 	}
-	return w.Leaser.RenewLease(ctx, runID, lease)
+	return w.World.RenewLease(ctx, runID, lease)
 }
 
 func (w *dyingWorld) ReleaseLease(ctx context.Context, runID string, r world.Release) (int64, error) {
 	if w.dead.Load() {
 		return 0, errDead
 	}
-	return w.Leaser.ReleaseLease(ctx, runID, r)
+	return w.World.ReleaseLease(ctx, runID, r)
 }
 
 func (w *dyingWorld) Enqueue(ctx context.Context, msg world.Message) error {
@@ -185,7 +184,6 @@ func (w *dyingWorld) Enqueue(ctx context.Context, msg world.Message) error {
 // interrupted, runs the step again and carries the run on. Then A and a
 // fresh worker finish it.
 func warmStateOutlivesACrash(t *testing.T, e *env) {
-	l := leaserOf(t, e)
 	key := unique("warmcrash")
 	quiet := workflow.NewClient(unqueued{e.world})
 	run, err := workflow.Start(e.ctx, quiet, ledger, key)
@@ -202,7 +200,7 @@ func warmStateOutlivesACrash(t *testing.T, e *env) {
 	if err := workflow.ResumeHook(e.ctx, quiet, key, crashed.N); err != nil {
 		t.Fatal(err)
 	}
-	dying := &dyingWorld{World: e.world, Leaser: l}
+	dying := &dyingWorld{World: e.world}
 	const lease = 300 * time.Millisecond
 	bCtx, killB := context.WithCancel(e.ctx)
 	bDone := make(chan struct{})

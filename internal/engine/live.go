@@ -4,42 +4,56 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"slices"
-
 	"time"
 
 	"github.com/lambdaworkflow/workflow/world"
 )
+
+// liveState is what the live loop keeps beside the workflow's state: the
+// step attempts in flight, what they report, and why the invocation must
+// hand the run off.
+type liveState struct {
+	results    chan stepResult
+	heartbeats chan heartbeat // from running attempts, throttled
+	closed     chan struct{}  // closed when the invocation ends: late results are dropped
+	running    int            // step attempts in flight
+	// fresh: a step waits for an attempt that does not fit in what is
+	// left of this invocation's budget; once nothing runs, hand off.
+	fresh bool
+	// longStep: the step that waits fits no invocation of this engine;
+	// the hand-off goes to Engine.LongSteps.
+	longStep bool
+}
+
+// open readies the loop for one delivery: nothing in flight, nothing to
+// hand off.
+func (l *liveState) open() {
+	*l = liveState{
+		results: make(chan stepResult),
+		// Room for a fan-out's beats while the loop writes; a full
+		// channel only defers a heartbeat to the attempt's next.
+		heartbeats: make(chan heartbeat, 16),
+		closed:     make(chan struct{}),
+	}
+}
+
+// shed drops the channels a parked invocation no longer reads; closed
+// stays, for the late results of steps that ignored their context.
+func (l *liveState) shed() { l.results, l.heartbeats = nil, nil }
 
 // lazyFlush is how long creation events may sit in the buffer while steps
 // run. Writing them with the step's result saves a durable write per step;
 // the delay bounds how long an observer can miss a running step.
 const lazyFlush = 25 * time.Millisecond
 
-// defaultMaxAppend is the most events one append writes on a World that
-// does not say (world.AppendLimiter). Worlds bound an atomic append, and a
-// wide fan-out buffers three events per branch (its creation, start and
-// result, when its step ends before the buffer's lazy flush), so a
-// 64-branch join takes two appends at this bound; the AWS World packs
-// events to take it in one.
-const defaultMaxAppend = 98
-
-// maxAppend is the most events one append of the World writes.
-func (e *Engine) maxAppend() int {
-	if l, ok := e.World.(world.AppendLimiter); ok {
-		return l.MaxAppend()
-	}
-	return defaultMaxAppend
-}
-
 // drive replays the log, then runs the workflow live.
 func (inv *invocation) drive(events []world.Event) error {
-	inv.pinned = pinnedTo(events)
-	if err := inv.e.pinnedElsewhere(inv.run.ID, inv.run.Workflow, inv.pinned); err != nil {
+	inv.replay.pinned = pinnedTo(events)
+	if err := inv.e.pinnedElsewhere(inv.run.ID, inv.run.Workflow, inv.replay.pinned); err != nil {
 		return err // before replay: this code may not match the log
 	}
 	inv.driving = true
-	inv.replayLog(events, inv.pinned)
+	inv.replayLog(events, inv.replay.pinned)
 	return inv.goLive()
 }
 
@@ -73,7 +87,7 @@ func (inv *invocation) goLive() error {
 		if err != nil || end == ended {
 			return err
 		}
-		if end == suspended && inv.folded {
+		if end == suspended && inv.inbox.folded {
 			// Messages came in a burst: more may wait, and taking them
 			// now saves releasing the lease and taking it again.
 			took, err := inv.fold()
@@ -126,40 +140,6 @@ const (
 	outOfTime                // the time budget ran out
 )
 
-// replayLog applies the run's log, then buffers the run's start, pinned
-// to this deployment, unless the log records it: what an invocation does
-// before it goes live.
-func (inv *invocation) replayLog(events []world.Event, pinned string) {
-	inv.expectRecorded(events)
-	inv.replaying = true
-	inv.seenUntil = lastSeen(events)
-	started := false
-	for i, ev := range events {
-		started = started || ev.Type == world.RunStarted
-		inv.ahead = len(events) - 1 - i
-		inv.apply(ev)
-	}
-	inv.replaying = false
-	switch {
-	case inv.terminal:
-	case !started:
-		inv.logAt(slog.LevelInfo, "workflow: run started")
-		// First in the buffer, before a patch marker the first pass of the
-		// workflow may have buffered.
-		payload, pin := inv.e.pin()
-		inv.buffer = slices.Insert(inv.buffer, 0, newPending(world.RunStarted, "", payload, inv.e.now()))
-		inv.mergeUpdate(world.RunUpdate{Status: world.StatusRunning, Attributes: pin})
-	default:
-		inv.logAt(slog.LevelInfo, "workflow: run resumed", "replayed_events", len(events))
-		if _, pin := inv.e.pin(); pin != nil && pinned != inv.e.Deployment {
-			// A run that moves forward (or predates pinning): the listing
-			// shows the deployment that drives it now.
-			inv.mergeUpdate(world.RunUpdate{Attributes: pin})
-		}
-		inv.countResume()
-	}
-}
-
 // loop drives the run live until it ends or the invocation must stop. It
 // writes everything it buffered before it returns suspended or outOfTime.
 func (inv *invocation) loop(wake <-chan struct{}) (loopEnd, error) {
@@ -182,16 +162,16 @@ func (inv *invocation) loop(wake <-chan struct{}) (loopEnd, error) {
 			lazy = nil
 			continue
 		}
-		if inv.fresh && inv.running == 0 {
+		if inv.live.fresh && inv.live.running == 0 {
 			// A step waits for a whole budget: hand off now rather than
 			// idle out this one's.
 			return outOfTime, nil
 		}
 		due := inv.nextDue()
-		if inv.running == 0 && (due.IsZero() || due.Sub(inv.e.now()) > inv.e.InlineWait) {
+		if inv.live.running == 0 && (due.IsZero() || due.Sub(inv.e.now()) > inv.e.InlineWait) {
 			return suspended, nil
 		}
-		if len(inv.buffer) > 0 && lazy == nil {
+		if len(inv.out.pending) > 0 && lazy == nil {
 			lazy = time.After(lazyFlush)
 		}
 		var timer <-chan time.Time
@@ -201,11 +181,11 @@ func (inv *invocation) loop(wake <-chan struct{}) (loopEnd, error) {
 			timer = t.C
 		}
 		select {
-		case r := <-inv.results:
-			inv.running--
+		case r := <-inv.live.results:
+			inv.live.running--
 			inv.recordStepResult(r)
 			inv.drainResults()
-		case hb := <-inv.heartbeats:
+		case hb := <-inv.live.heartbeats:
 			inv.recordHeartbeat(hb)
 		case <-timer: // materialize sees what fell due
 		case <-lazy:
@@ -236,41 +216,13 @@ func (inv *invocation) loop(wake <-chan struct{}) (loopEnd, error) {
 func (inv *invocation) drainResults() {
 	for {
 		select {
-		case r := <-inv.results:
-			inv.running--
+		case r := <-inv.live.results:
+			inv.live.running--
 			inv.recordStepResult(r)
 		default:
 			return
 		}
 	}
-}
-
-// needsFlush reports whether the buffer holds something the workflow must
-// see before it can move on, or whether nothing else will flush it soon.
-func (inv *invocation) needsFlush() bool {
-	if len(inv.buffer) == 0 && inv.update == nil {
-		return false
-	}
-	if inv.running == 0 {
-		return true
-	}
-	for _, p := range inv.buffer {
-		if !lazy(p.ev.Type) {
-			return true
-		}
-	}
-	return false
-}
-
-// lazy reports whether an event may wait in the buffer while steps run,
-// to be written with the next result (or after lazyFlush): it records that
-// something began (the run, a durable call, a step attempt, a patched
-// branch) or a step's progress (a heartbeat), which nothing waits on. Writing the run's start eagerly would
-// put a write between the run's first steps and their start, and cost
-// every run a write.
-func lazy(t world.EventType) bool {
-	_, creates := creationKind[t]
-	return creates || t == world.StepStarted || t == world.StepHeartbeat || t == world.RunStarted || t == world.PatchMarker
 }
 
 // budgetTimer fires when the invocation should stop taking work and hand
@@ -292,7 +244,7 @@ func (inv *invocation) watch() <-chan struct{} {
 	// it does not take our write for another writer's and wake the loop
 	// for nothing. If that append loses its slots instead, flush itself
 	// applies the events it missed.
-	ours := func() int64 { return max(inv.lastSlot.Load(), inv.writing.Load()) }
+	ours := func() int64 { return max(inv.lastSlot.Load(), inv.out.writing.Load()) }
 	// The watcher keeps its own copy of the context and run ID: it may
 	// still be winding down when a parked invocation is revived (warm.go)
 	// with new ones.
@@ -326,8 +278,8 @@ func (inv *invocation) watch() <-chan struct{} {
 const watchPoll = time.Second
 
 func (inv *invocation) waitForOthers(ctx context.Context, runID string, seen int64) error {
-	if _, ok := inv.e.World.(world.Notifier); ok {
-		return world.WaitEvents(ctx, inv.e.World, runID, seen)
+	if n := inv.e.caps().notifier; n != nil {
+		return n.WaitEvents(ctx, runID, seen)
 	}
 	t := time.NewTimer(watchPoll)
 	defer t.Stop()
@@ -360,125 +312,9 @@ func (inv *invocation) absorb(evs []world.Event) {
 		if ev.Slot <= inv.lastSlot.Load() {
 			continue
 		}
-		key := eventKey(ev)
-		kept := inv.buffer[:0]
-		for _, p := range inv.buffer {
-			if p.key != key {
-				kept = append(kept, p)
-			}
-		}
-		inv.buffer = kept
+		inv.out.drop(eventKey(ev))
 		inv.apply(ev)
 	}
-}
-
-// flush writes the buffer at the end of the log, then applies what it
-// wrote. A lost slot race is absorbed and the write retried after it.
-func (inv *invocation) flush() error {
-	for len(inv.buffer) > 0 || inv.update != nil {
-		if inv.fatal == nil && int(inv.lastSlot.Load())+len(inv.buffer) > inv.e.maxEvents() {
-			inv.fatal = ErrMaxEvents
-			inv.buffer, inv.update = nil, nil
-			return nil
-		}
-		// A big buffer (a wide fan-out's creation events) goes in several
-		// appends; the run's update goes with the last, beside the event
-		// that caused it.
-		n := min(len(inv.buffer), inv.e.maxAppend())
-		update := inv.update
-		if n < len(inv.buffer) {
-			update = nil
-		}
-		evs := make([]world.Event, n)
-		for i, p := range inv.buffer[:n] {
-			evs[i] = p.ev // stamped when buffered: when it happened
-		}
-		from := inv.lastSlot.Load() + 1
-		inv.writing.Store(from + int64(len(evs)) - 1)
-		missed, err := inv.appendEvents(from, evs, update)
-		switch {
-		case errors.Is(err, world.ErrSlotTaken):
-			if err := checkMissed(inv.run.ID, from, missed); err != nil {
-				return err
-			}
-			inv.absorb(missed)
-			if inv.terminal {
-				return nil
-			}
-			continue
-		case errors.Is(err, world.ErrRunFinished):
-			inv.terminal = true
-			return inv.releaseUnrecorded()
-		case err != nil:
-			return err
-		}
-		inv.buffer = inv.buffer[n:]
-		if update != nil {
-			inv.update = nil
-		}
-		for i := range evs {
-			evs[i].RunID, evs[i].Slot = inv.run.ID, from+int64(i)
-			inv.apply(evs[i])
-		}
-	}
-	return nil
-}
-
-// bufferEvent queues an event for the next append. It is stamped now, when
-// it happens: a step's step_created and step_started, written lazily with
-// its result, keep the times the step was created and started.
-func (inv *invocation) bufferEvent(t world.EventType, corr string, payload any) {
-	inv.buffer = append(inv.buffer, newPending(t, corr, payload, inv.e.now()))
-}
-
-func newPending(t world.EventType, corr string, payload any, at time.Time) pending {
-	ev := world.Event{Type: t, CorrelationID: corr, CreatedAt: at}
-	if payload != nil {
-		ev.Payload = mustJSON(payload)
-	}
-	return pending{ev: ev, key: eventKey(ev)}
-}
-
-func (inv *invocation) mergeUpdate(u world.RunUpdate) {
-	if inv.update == nil {
-		inv.update = &world.RunUpdate{}
-	}
-	if u.Status != "" {
-		inv.update.Status = u.Status
-	}
-	if u.Output != nil {
-		inv.update.Output = u.Output
-	}
-	if u.Error != nil {
-		inv.update.Error = u.Error
-	}
-	for k, v := range u.Attributes {
-		if inv.update.Attributes == nil {
-			inv.update.Attributes = map[string]string{}
-		}
-		inv.update.Attributes[k] = v
-	}
-}
-
-// eventKey identifies an event for deduplication between writers: two
-// events with the same key record the same fact.
-func eventKey(ev world.Event) string {
-	key := string(ev.Type) + "/" + ev.CorrelationID
-	switch ev.Type {
-	case world.StepStarted, world.StepRetrying:
-		if p, err := decodePayload[stepStartedPayload](ev); err == nil {
-			key += "/" + itoa(p.Attempt)
-		}
-	case world.HookReceived:
-		if p, err := decodePayload[hookReceivedPayload](ev); err == nil {
-			key += "/" + p.ResumeID
-		}
-	case world.PatchMarker:
-		if p, err := decodePayload[patchMarkerPayload](ev); err == nil {
-			key += "/" + p.Patch
-		}
-	}
-	return key
 }
 
 // nextDue is the earliest time a created wait falls due or a failed step
@@ -547,7 +383,7 @@ func (inv *invocation) suspend() error {
 func (inv *invocation) handoff() error {
 	inv.outcome = "handoff"
 	last := inv.lastSlot.Load()
-	if inv.longStep {
+	if inv.live.longStep {
 		// A worker without a time limit serves that queue; the run's
 		// later wake-ups come back to this one's.
 		inv.logAt(slog.LevelInfo, "workflow: a step fits no invocation here; handing the run to the long-step queue", "last_slot", last)

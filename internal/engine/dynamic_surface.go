@@ -7,6 +7,17 @@ import (
 	"sync/atomic"
 )
 
+// The surface of dynamic runs: what package dynamic, and
+// internal/dynsource (the stored form of its code), use of the engine, and
+// nothing more; TestDynamicSurface keeps this list and their code equal.
+// What only they use is declared in this file.
+//
+//   - to start a run: NewRun, NewRunID, StartOrJoin, CheckAttributes;
+//   - to run its code: RegisterDynamic, DynamicEnv, DynamicFromEnv, and a
+//     workflow's durable calls, Ctx, Op, HookOptions, StepDef and Global
+//     (the registry that holds its steps);
+//   - to name and show it: DynamicPrefix, IsDynamic, IsSealed.
+
 // DynamicPrefix starts the workflow name of every dynamic run: a run whose
 // workflow code is stored with it (package dynamic) rather than compiled
 // into the binary. The rest of the name is derived from that code, so a
