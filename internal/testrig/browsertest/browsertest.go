@@ -127,7 +127,10 @@ func devToolsEndpoint(stderr io.Reader) (string, error) {
 			return u.Host, nil
 		}
 	}
-	return "", fmt.Errorf("the browser exited before naming its DevTools endpoint: %v", lines.Err())
+	if err := lines.Err(); err != nil {
+		return "", fmt.Errorf("reading the browser's output: %w", err)
+	}
+	return "", errors.New("the browser exited before naming its DevTools endpoint")
 }
 
 // pageSocket returns the websocket URL of the browser's page.
