@@ -7,11 +7,13 @@ GOLANGCI_LINT_VERSION ?= v2.15.0
 # --allow-parallel-runners: without it a second lint on the machine (another
 # checkout) fails at once, "parallel golangci-lint is running".
 GOLANGCI_LINT_RUN = $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run --allow-parallel-runners
-# The modules of this repository: the SDK, and the benchmarks, the
-# determinism linter and the OpenAI and Anthropic model providers (whose
-# SDKs bring cloud modules of their own) in modules of their own so that
-# their dependencies never reach a user's module graph.
-MODULES = . bench bench/peers workflowcheck agent/openai agent/anthropic
+# The modules of this repository: the SDK, and the OpenTelemetry SDK
+# setup (otel: grpc, protobuf), the agents (agent: JSON Schema, Bedrock),
+# the OpenAI and Anthropic model providers (whose SDKs bring cloud modules
+# of their own), the benchmarks and the determinism linter in modules of
+# their own so that their dependencies never reach a user's module graph
+# unless the user asks for them.
+MODULES = . otel agent bench bench/peers workflowcheck agent/openai agent/anthropic
 
 .PHONY: run flight test lint emulator bench
 

@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
-
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/internal/testrig/browsertest"
 	"github.com/lambdaworkflow/workflow/viewer"
@@ -46,7 +44,7 @@ var approvalFlow = workflow.Define("viewer.approval", func(ctx workflow.Context,
 })
 
 // newBrowser starts the headless Chromium the page tests drive.
-func newBrowser(t *testing.T) context.Context { return browsertest.New(t) }
+func newBrowser(t *testing.T) *browsertest.Browser { return browsertest.New(t) }
 
 // A run that retries a step, sleeps and waits on a hook, watched live in
 // a real browser from its first step to its end.
@@ -72,22 +70,22 @@ func TestBrowserFollowsARun(t *testing.T) {
 	}
 	// The page is opened while the run still moves; it must show the hook
 	// waiting without a reload.
-	if err := chromedp.Do(browser,
-		chromedp.Navigate(srv.URL+"/run.html?id=order-7"),
-		chromedp.WaitVisible(`.row[data-kind="hook"][data-status="waiting"]`),
+	if err := browsertest.Do(browser,
+		browsertest.Navigate(srv.URL+"/run.html?id=order-7"),
+		browsertest.WaitVisible(`.row[data-kind="hook"][data-status="waiting"]`),
 	); err != nil {
 		t.Fatalf("the page never showed the hook waiting: %v", err)
 	}
 	if err := workflow.ResumeHook(ctx, c, "approve:order-7", "approved by ops"); err != nil {
 		t.Fatal(err)
 	}
-	if err := chromedp.Do(browser,
-		chromedp.WaitVisible(`.row[data-kind="run"][data-status="completed"]`),
+	if err := browsertest.Do(browser,
+		browsertest.WaitVisible(`.row[data-kind="run"][data-status="completed"]`),
 	); err != nil {
 		t.Fatalf("the page never showed the run completed: %v", err)
 	}
 	rowsBy := func(field string) string {
-		v, err := chromedp.Run(browser, chromedp.Evaluate[string](`[...document.querySelectorAll(".row:not(.axis)")].map(r => r.dataset.`+field+`).join(",")`))
+		v, err := browsertest.Run(browser, browsertest.Evaluate[string](`[...document.querySelectorAll(".row:not(.axis)")].map(r => r.dataset.`+field+`).join(",")`))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,18 +93,18 @@ func TestBrowserFollowsARun(t *testing.T) {
 	}
 	kinds, statuses, spans := rowsBy("kind"), rowsBy("status"), rowsBy("spans")
 	// A failed attempt lasts less than a pixel here: click it by script.
-	if _, err := chromedp.Run(browser, chromedp.Evaluate[bool](`document.querySelector('.row[data-kind="step"] .bar-failed').click(), true`)); err != nil {
+	if _, err := browsertest.Run(browser, browsertest.Evaluate[bool](`document.querySelector('.row[data-kind="step"] .bar-failed').click(), true`)); err != nil {
 		t.Fatal(err)
 	}
-	detail, err := chromedp.Run(browser, chromedp.Text(`#detail`))
+	detail, err := browsertest.Run(browser, browsertest.Text(`#detail`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	title, err := chromedp.Run(browser, chromedp.Title())
+	title, err := browsertest.Run(browser, browsertest.Title())
 	if err != nil {
 		t.Fatal(err)
 	}
-	png, err := chromedp.Run(browser, chromedp.FullScreenshot(100))
+	png, err := browsertest.Run(browser, browsertest.FullScreenshot())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +118,7 @@ func TestBrowserFollowsARun(t *testing.T) {
 	if !strings.Contains(detail, "attempt 1") || !strings.Contains(detail, "card network timed out") {
 		t.Errorf("the failed attempt's detail does not show its error:\n%s", detail)
 	}
-	injected, err := chromedp.Run(browser, chromedp.Evaluate[int](`document.querySelectorAll("main img").length`))
+	injected, err := browsertest.Run(browser, browsertest.Evaluate[int](`document.querySelectorAll("main img").length`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,9 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chromedp/chromedp"
-
 	"github.com/lambdaworkflow/workflow"
+	"github.com/lambdaworkflow/workflow/internal/testrig/browsertest"
 	"github.com/lambdaworkflow/workflow/viewer"
 	"github.com/lambdaworkflow/workflow/world/local"
 )
@@ -51,10 +50,10 @@ func TestBrowserShowsHeartbeats(t *testing.T) {
 		t.Fatal(err)
 	}
 	const beat = `.row[data-kind="step"][data-status="running"] .heartbeat`
-	if err := chromedp.Do(browser, chromedp.Navigate(srv.URL+"/run.html?id=copy-1"), chromedp.WaitVisible(beat)); err != nil {
+	if err := browsertest.Do(browser, browsertest.Navigate(srv.URL+"/run.html?id=copy-1"), browsertest.WaitVisible(beat)); err != nil {
 		t.Fatalf("the page never showed the running step's heartbeat: %v", err)
 	}
-	shown, err := chromedp.Run(browser, chromedp.Text(beat))
+	shown, err := browsertest.Run(browser, browsertest.Text(beat))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,10 +64,10 @@ func TestBrowserShowsHeartbeats(t *testing.T) {
 	if _, err := run.Result(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := chromedp.Do(browser, chromedp.WaitVisible(`.row[data-kind="run"][data-status="completed"]`)); err != nil {
+	if err := browsertest.Do(browser, browsertest.WaitVisible(`.row[data-kind="run"][data-status="completed"]`)); err != nil {
 		t.Fatalf("the page never showed the run completed: %v", err)
 	}
-	left, err := chromedp.Run(browser, chromedp.Evaluate[int](`document.querySelectorAll(".heartbeat").length`))
+	left, err := browsertest.Run(browser, browsertest.Evaluate[int](`document.querySelectorAll(".heartbeat").length`))
 	if err != nil {
 		t.Fatal(err)
 	}

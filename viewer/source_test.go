@@ -8,9 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
-
 	"github.com/lambdaworkflow/workflow/internal/dynsource"
+	"github.com/lambdaworkflow/workflow/internal/testrig/browsertest"
 	"github.com/lambdaworkflow/workflow/viewer"
 	"github.com/lambdaworkflow/workflow/world"
 )
@@ -57,14 +56,14 @@ func TestTheAPIGivesADynamicRunsSource(t *testing.T) {
 func TestBrowserShowsADynamicRunsSource(t *testing.T) {
 	browser := newBrowser(t)
 	_, srv := dynamicRun(t)
-	if err := chromedp.Do(browser, chromedp.Navigate(srv.URL+"/run.html?id=dyn-1"), chromedp.WaitVisible(`#source pre`)); err != nil {
+	if err := browsertest.Do(browser, browsertest.Navigate(srv.URL+"/run.html?id=dyn-1"), browsertest.WaitVisible(`#source pre`)); err != nil {
 		t.Fatalf("the page never showed the source: %v", err)
 	}
-	text, err := chromedp.Run(browser, chromedp.Text(`#source`))
+	text, err := browsertest.Run(browser, browsertest.Text(`#source`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	title, err := chromedp.Run(browser, chromedp.Title())
+	title, err := browsertest.Run(browser, browsertest.Title())
 	if err != nil {
 		t.Fatal(err)
 	}

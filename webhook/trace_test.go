@@ -9,18 +9,15 @@ import (
 
 	otelapi "go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/lambdaworkflow/workflow/otel"
+	"github.com/lambdaworkflow/workflow/internal/testrig/spanrecorder"
 )
 
 // A call of a manual webhook is one server span under the caller's (its
 // traceparent header), and under it the hook resume, the wait for the
-// reply and the reply's streaming. (Installing the SDK's providers traces the
-// tests that run after this one too; nothing of theirs depends on it.)
+// reply and the reply's streaming. (Installing the recorder traces the tests
+// that run after this one too; nothing of theirs depends on it.)
 func TestWebhookCallIsTraced(t *testing.T) {
 	spans := installed()
 	from := len(spans.Ended())
@@ -29,7 +26,7 @@ func TestWebhookCallIsTraced(t *testing.T) {
 	f := setup(t)
 	run, url := f.start(t, hookSpec{Mode: "manual", Calls: 1})
 
-	callerCtx, caller := sdktrace.NewTracerProvider().Tracer("caller").Start(f.ctx, "POST /hook")
+	callerCtx, caller := new(spanrecorder.Recorder).Tracer("caller").Start(f.ctx, "POST /hook")
 	req, err := http.NewRequestWithContext(callerCtx, http.MethodPost, url, strings.NewReader("hi"))
 	if err != nil {
 		t.Fatal(err)
@@ -45,19 +42,19 @@ func TestWebhookCallIsTraced(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The request's span ends after its response has gone: wait for it.
-	var byName map[string]sdktrace.ReadOnlySpan
+	var byName map[string]*spanrecorder.Span
 	for deadline := time.Now().Add(time.Minute); byName["workflow.webhook.request"] == nil; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no request span among %d spans", len(spans.Ended())-from)
 		}
-		byName = map[string]sdktrace.ReadOnlySpan{}
+		byName = map[string]*spanrecorder.Span{}
 		for _, s := range spans.Ended()[from:] {
 			byName[s.Name()] = s
 		}
 	}
 	request := byName["workflow.webhook.request"]
-	if request.SpanKind() != trace.SpanKindServer || request.Parent().SpanID() != caller.SpanContext().SpanID() {
-		t.Fatalf("the request's span is a %v span under %v; want a server span under the caller's %v", request.SpanKind(), request.Parent().SpanID(), caller.SpanContext().SpanID())
+	if request.Kind() != trace.SpanKindServer || request.Parent().SpanID() != caller.SpanContext().SpanID() {
+		t.Fatalf("the request's span is a %v span under %v; want a server span under the caller's %v", request.Kind(), request.Parent().SpanID(), caller.SpanContext().SpanID())
 	}
 	for _, name := range []string{"workflow.hook.resume", "workflow.reply.await", "workflow.reply.stream"} {
 		if s := byName[name]; s == nil || s.Parent().SpanID() != request.SpanContext().SpanID() {
@@ -66,12 +63,13 @@ func TestWebhookCallIsTraced(t *testing.T) {
 	}
 }
 
-// installed installs the SDK's tracer provider with an in-memory
-// recorder, once per process: the API's global provider takes the first
-// one installed for good, so a test run again (-count) reads the same
-// recorder, from where it began.
-var installed = sync.OnceValue(func() *tracetest.SpanRecorder {
-	spans := tracetest.NewSpanRecorder()
-	otel.Install(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans)), sdkmetric.NewMeterProvider())
+// installed installs a span recorder as the global tracer provider, with
+// the W3C trace-context propagator, once per process: the API's global
+// provider takes the first one installed for good, so a test run again
+// (-count) reads the same recorder, from where it began.
+var installed = sync.OnceValue(func() *spanrecorder.Recorder {
+	spans := new(spanrecorder.Recorder)
+	otelapi.SetTracerProvider(spans)
+	otelapi.SetTextMapPropagator(propagation.TraceContext{})
 	return spans
 })

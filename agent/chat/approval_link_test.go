@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
-
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/agent"
 	"github.com/lambdaworkflow/workflow/agent/agenttest"
@@ -366,15 +364,15 @@ func TestApprovalLinkInABrowser(t *testing.T) {
 	c, _ := serveLinks(t, worlds["local"](t))
 	id := "call-link-browser"
 	run, link := startLinked(t, c, id)
-	if err := chromedp.Do(browser,
-		chromedp.Navigate(link),
-		chromedp.WaitVisible("#approve"),
-		chromedp.SetValue("#comment", "fine by me"),
-		chromedp.Click("#approve"),
+	if err := browsertest.Do(browser,
+		browsertest.Navigate(link),
+		browsertest.WaitVisible("#approve"),
+		browsertest.SetValue("#comment", "fine by me"),
+		browsertest.Click("#approve"),
 	); err != nil {
 		t.Fatal(err)
 	}
-	if err := chromedp.Do(browser, chromedp.WaitVisible(`//h1[text()="Approved"]`)); err != nil {
+	if err := browsertest.Do(browser, browsertest.WaitVisible(`//h1[text()="Approved"]`)); err != nil {
 		t.Fatalf("the page after the click: %v", err)
 	}
 	r, booked := outcome(t, run, id)

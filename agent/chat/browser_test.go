@@ -10,8 +10,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/chromedp/chromedp"
-
 	"github.com/lambdaworkflow/workflow/agent/agenttest"
 	"github.com/lambdaworkflow/workflow/agent/chat"
 	"github.com/lambdaworkflow/workflow/internal/testrig/browsertest"
@@ -68,15 +66,15 @@ func TestEventSourceInABrowserReconnectsWhereItLeftOff(t *testing.T) {
 		Opens int
 		End   string
 	}
-	if err := chromedp.Do(browser, chromedp.Navigate(pages.URL+"/page?stream=/chat/"+runID+"/stream")); err != nil {
+	if err := browsertest.Do(browser, browsertest.Navigate(pages.URL+"/page?stream=/chat/"+runID+"/stream")); err != nil {
 		t.Fatal(err)
 	}
-	_, err := chromedp.Run(browser, chromedp.Poll[bool](`got.length >= 2`))
+	_, err := browsertest.Run(browser, browsertest.Poll[bool](`got.length >= 2`))
 	close(pageHasTwo) // in any case, so that the held handler returns
 	if err != nil {
 		t.Fatalf("the page never got the first two parts: %v", err)
 	}
-	result, err := chromedp.Run(browser, chromedp.Poll[seen](`window.result`))
+	result, err := browsertest.Run(browser, browsertest.Poll[seen](`window.result`))
 	if err != nil {
 		t.Fatalf("the page never saw the stream's end: %v", err)
 	}

@@ -13,6 +13,7 @@ require (
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
+	github.com/lambdaworkflow/workflow/agent v0.0.0
 	github.com/tidwall/gjson v1.20.0 // indirect
 	github.com/tidwall/match v1.1.1 // indirect
 	github.com/tidwall/pretty v1.2.1 // indirect
@@ -25,3 +26,5 @@ require (
 )
 
 replace github.com/lambdaworkflow/workflow => ../..
+
+replace github.com/lambdaworkflow/workflow/agent => ..

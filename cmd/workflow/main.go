@@ -11,7 +11,6 @@
 //	workflow deployments
 //	workflow gc [--retention 720h]
 //	workflow web [--addr 127.0.0.1:8081] [--allow-cancel]
-//	workflow replay
 //	workflow help [command]
 package main
 
@@ -46,7 +45,15 @@ var commands = []command{
 	{"gc", "", "delete the finished runs past their retention now (the embedded World's worker does so every 10 minutes)", gc},
 	{"migrate run-indexes", "", "list the AWS World's runs written before its listing indexes were write-sharded again (once, after upgrading the stack: docs/AWS.md)", migrateRunIndexes},
 	{"web", "", "serve the run viewer: run list, timelines, payloads, live", web},
-	{"replay", "", "replay every run in flight on the example's workflows (the deploy gate); exit 1 if one would fail", replayRunning},
+}
+
+// removed names the commands that are gone and what does their work now,
+// so that a script calling one learns where to go instead of reading
+// "unknown command".
+var removed = map[string]string{
+	"replay": "the deploy gate replays runs in flight against your own workflows, which no prebuilt " +
+		"command holds: it is a few lines of your own main calling workflow.ReplayRunning with your " +
+		"registry (see docs/AWS.md, \"Before each deploy: the replay gate\")",
 }
 
 // env is what a command reads and writes besides its arguments.
@@ -90,6 +97,9 @@ func runWith(ctx context.Context, args []string, env *env) error {
 	}
 	cmd, rest, ok := lookup(args)
 	if !ok {
+		if instead, gone := removed[args[0]]; gone {
+			return fmt.Errorf("%w: %q was removed: %s", errUsage, args[0], instead)
+		}
 		return fmt.Errorf("%w: unknown command %q", errUsage, strings.Join(args, " "))
 	}
 	err := cmd.run(ctx, env, rest)
