@@ -11,7 +11,6 @@
 //	workflow deployments
 //	workflow gc [--retention 720h]
 //	workflow web [--addr 127.0.0.1:8081] [--allow-cancel]
-//	workflow replay
 //	workflow help [command]
 package main
 
@@ -46,7 +45,6 @@ var commands = []command{
 	{"gc", "", "delete the finished runs past their retention now (the embedded World's worker does so every 10 minutes)", gc},
 	{"migrate run-indexes", "", "list the AWS World's runs written before its listing indexes were write-sharded again (once, after upgrading the stack: docs/AWS.md)", migrateRunIndexes},
 	{"web", "", "serve the run viewer: run list, timelines, payloads, live", web},
-	{"replay", "", "replay every run in flight on the example's workflows (the deploy gate); exit 1 if one would fail", replayRunning},
 }
 
 // env is what a command reads and writes besides its arguments.
