@@ -27,9 +27,9 @@ const bearer = "iam-test-token-0123456789"
 // examplesTemplate is the examples' stack, deployed beside template.yaml's.
 const examplesTemplate = "examples/aws/template.yaml"
 
-// The API function's grants in template.yaml are exactly what its code
-// calls for: its bearer token read from its secret, as at cold start, and
-// over its routes, an order started (a large one, whose input
+// The API function's grants in the examples' template are exactly what
+// its code calls for: its bearer token read from its secret, as at cold
+// start, and over its routes, an order started (a large one, whose input
 // goes to S3) and started again, its status while it waits and once it
 // has ended, an approval whose receipt is read once the workflow has
 // closed it, and calls for orders that do not exist. The workflow runs on

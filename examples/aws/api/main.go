@@ -1,7 +1,8 @@
-// Command api is the api function of template.yaml: the example order API
-// (examples/lambdaapp) behind API Gateway or a Function URL, as the
-// template's ExampleApi says. It starts runs and resumes their responding
-// hooks; it runs no workflow code itself.
+// Command api is the API function of the examples' stack
+// (examples/aws/template.yaml): the example order API (examples/lambdaapp)
+// behind API Gateway or a Function URL, as the template's ExampleApi says.
+// It starts runs and resumes their responding hooks; it runs no workflow
+// code itself.
 package main
 
 import (

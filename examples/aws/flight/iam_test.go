@@ -26,9 +26,9 @@ import (
 	"github.com/lambdaworkflow/workflow/world/aws"
 )
 
-// The flight function's grants in template.yaml are exactly what its code
-// calls for, over a booking as a traveller's browser makes it through the
-// Function URL (lambdaurl, as Lambda runs the function): a session whose
+// The flight function's grants in the examples' template are exactly
+// what its code calls for, over a booking as a traveller's browser makes
+// it through the Function URL (lambdaurl, as Lambda runs the function): a session whose
 // first turn streams while the model is still writing it (the model is
 // held mid-answer until the function has passed on its first words), the
 // booking approved from the stream, a large message (refused once by the

@@ -1,8 +1,9 @@
-// Command flight is the flight function of template.yaml: behind a
-// Function URL with InvokeMode RESPONSE_STREAM, it serves the example
-// flight agent's chat sessions and approvals (examples/flight) and
-// streams each turn to its caller as the model writes it. The session's
-// workflow, model calls included, runs in the flow function.
+// Command flight is the flight function of the examples' stack
+// (examples/aws/template.yaml): behind a Function URL with InvokeMode
+// RESPONSE_STREAM, it serves the example flight agent's chat sessions and
+// approvals (examples/flight) and streams each turn to its caller as the
+// model writes it. The session's workflow, model calls included, runs in
+// the flow function (examples/aws/flow).
 package main
 
 import (

@@ -131,7 +131,7 @@ func textReply(text string) fakeprovider.Reply {
 // cursor, holds the tool calls, the approved booking and the confirmation,
 // and read again from a later cursor exactly its tail. The emulator hands
 // a RESPONSE_STREAM function's output over only once it ends, so the
-// client waits for each response whole; functions/flight's test proves
+// client waits for each response whole; examples/aws/flight's test proves
 // the parts leave the function as they are written.
 func checkFlightAgent(t *testing.T, ctx context.Context, base string, bedrock *bedrockStandIn, bookID string) {
 	start := time.Now()
