@@ -1,7 +1,9 @@
-// Package coldstart is what each of the stack's HTTP functions does once
-// per Lambda instance before it serves: structured logs, telemetry, and a
-// workflow client on the World the environment names, sealing payloads
-// with the run's key where the stack gives one. A failure here ends the
+// Package coldstart is what an HTTP function on the stack's World does
+// once per Lambda instance before it serves: structured logs, telemetry,
+// and a workflow client on the World the environment names, sealing
+// payloads with the run's key where the stack gives one. The webhook
+// function uses it, and so do functions of one's own beside the stack's
+// (the examples' API and flight functions). A failure here ends the
 // instance, so Lambda reports the init error instead of serving with half
 // a setup.
 package coldstart
