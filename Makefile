@@ -27,7 +27,7 @@ test: ## vet and run every test; the AWS World's tests need MiniStack (make emul
 	for m in $(MODULES); do $(GO) -C $$m vet ./... || exit 1; done
 	for m in $(MODULES); do $(GO) -C $$m test -race -count=1 -timeout 15m ./... || exit 1; done
 
-lint: ## gofmt, the core builds for Windows, public citations, checkov over template.yaml (scripts/checkov.yaml), go mod tidy and golangci-lint (.golangci.yml) in every module, the determinism linter over the examples
+lint: ## gofmt, the core builds for Windows, public citations, checkov over the templates (scripts/checkov.yaml), go mod tidy and golangci-lint (.golangci.yml) in every module, the determinism linter over the examples
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	GOOS=windows $(GO) build . ./world/... ./internal/...
 	scripts/check-citations.sh

@@ -65,7 +65,7 @@ esac
 # URL on lambda-url.<region>.on.aws) or need a resolver for *.localhost
 # (an API's execute-api.localhost), into its path-style routes on the
 # endpoint, keeping a Function URL's trailing slash or its absence (the
-# template's ApiUrl has none). Other URLs (LocalStack's resolve as they
+# examples' ApiUrl has none). Other URLs (LocalStack's resolve as they
 # are) pass unchanged.
 localURL() {
 	local re_url='^https://([a-z0-9]+)\.lambda-url\.[a-z0-9-]+\.on\.aws(/?)$'
