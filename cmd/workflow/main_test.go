@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lambdaworkflow/workflow/internal/testrig/emulator"
 	"github.com/lambdaworkflow/workflow/internal/engine"
+	"github.com/lambdaworkflow/workflow/internal/testrig/emulator"
 	"github.com/lambdaworkflow/workflow/world"
 	awsworld "github.com/lambdaworkflow/workflow/world/aws"
 	"github.com/lambdaworkflow/workflow/world/local"
