@@ -130,6 +130,11 @@ func (s *Stack) Deploy(t *testing.T, ctx context.Context, script Script, env ...
 	if err != nil {
 		t.Fatalf("scripts/local.sh %s %s: %v\n%s", script, s.Name, err, s.Logs)
 	}
+	// A deploy that works prints no Python traceback (there were two, from
+	// reading a new stack's outputs before it existed).
+	if strings.Contains(s.Logs, "Traceback (most recent call last)") {
+		t.Errorf("scripts/local.sh %s %s printed a Python traceback:\n%s", script, s.Name, s.Logs)
+	}
 	s.Outputs = map[string]string{}
 	for line := range strings.Lines(string(stdout)) {
 		if k, v, ok := strings.Cut(strings.TrimSpace(line), "="); ok {
