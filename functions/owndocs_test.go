@@ -12,10 +12,11 @@ import (
 )
 
 // docs/AWS.md's "Your own workflows" path, up to the deploy: its Go files
-// written into a new module that requires this one (replaced by this
-// checkout), its `go get -tool` line run, the module vetted, and the flow
-// and webhook functions built with lambda.mk copied as the module's
-// Makefile, as the section says. TestStackWithoutTheExampleAPI deploys.
+// written into a new module that requires the SDK and its functions module
+// (replaced by this checkout), its `go get -tool` line run, the module
+// vetted, and the flow and webhook functions built with lambda.mk copied as
+// the module's Makefile, as the section says. TestOwnStack deploys the
+// stack.
 func TestOwnModuleFromTheDocsBuilds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module and cross-compiles two functions: not in -short mode")
@@ -34,24 +35,32 @@ func TestOwnModuleFromTheDocsBuilds(t *testing.T) {
 		cmd.Dir = dir
 		// The module cache holds every module this checkout needs, and
 		// the new module needs no others. Without GOPROXY=off, go get
-		// would ask the proxy whether functions/webhook and functions/api
-		// are modules of their own, which the restricted proxies of CI
-		// answer with an error rather than a 404. Neither a workspace nor
-		// this checkout's build flags (an -overlay) apply.
+		// would ask the proxy whether functions/webhook is a module of its
+		// own, which the restricted proxies of CI answer with an error
+		// rather than a 404. Neither a workspace nor this checkout's build
+		// flags (an -overlay) apply.
 		cmd.Env = append(os.Environ(), "GOPROXY=off", "GOWORK=off", "GOFLAGS=")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
 	run("go", "mod", "init", "example.com/app")
-	run("go", "mod", "edit", "-require=github.com/lambdaworkflow/workflow@v0.0.0", "-replace=github.com/lambdaworkflow/workflow="+root)
-	// This module's checksums, which a user's go get would look up in the
+	// The SDK and its functions module, and the module of the functions'
+	// test rigs, which go mod tidy reads for the tests of the webhook
+	// function (a tool of the module).
+	run("go", "mod", "edit",
+		"-require=github.com/lambdaworkflow/workflow@v0.0.0", "-replace=github.com/lambdaworkflow/workflow="+root,
+		"-require=github.com/lambdaworkflow/workflow/functions@v0.0.0", "-replace=github.com/lambdaworkflow/workflow/functions="+filepath.Join(root, "functions"),
+		"-replace=github.com/lambdaworkflow/workflow/internal/testrig/awsstack="+filepath.Join(root, "internal", "testrig", "awsstack"))
+	// The modules' checksums, which a user's go get would look up in the
 	// checksum database, out of this machine's reach.
-	sums, err := os.ReadFile(filepath.Join(root, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
+	for _, mod := range []string{".", "functions", "internal/testrig/awsstack"} {
+		sums, err := os.ReadFile(filepath.Join(root, mod, "go.sum"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files["go.sum"] += string(sums)
 	}
-	files["go.sum"] = string(sums)
 	for path, code := range files {
 		file := filepath.Join(dir, filepath.FromSlash(path))
 		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
@@ -64,7 +73,7 @@ func TestOwnModuleFromTheDocsBuilds(t *testing.T) {
 	run(getTools...)
 	run("go", "mod", "tidy")
 	run("go", "vet", "./...")
-	mk, err := os.ReadFile(filepath.Join(root, "lambda.mk"))
+	mk, err := os.ReadFile(filepath.Join(root, "functions", "lambda.mk"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Scans template.yaml with the pinned checkov (requirements-checkov.txt),
-# installing it first into a virtualenv of its own if needed
-# (scripts/pyvenv.sh). Fails on any finding that is neither fixed nor
-# skipped with its reason: in scripts/checkov.yaml for the checks that do not
-# apply to the stack as a whole, in a resource's Metadata for the others.
+# Scans the templates (template.yaml, examples/aws/template.yaml) with the
+# pinned checkov (requirements-checkov.txt), installing it first into a
+# virtualenv of its own if needed (scripts/pyvenv.sh). Fails on any finding
+# that is neither fixed nor skipped with its reason: in scripts/checkov.yaml
+# for the checks that do not apply to the stacks as a whole, in a
+# resource's Metadata for the others.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

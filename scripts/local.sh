@@ -1,26 +1,37 @@
 #!/usr/bin/env bash
-# Runs the whole AWS stack (template.yaml) on a local emulator.
+# Runs the AWS stacks on a local emulator: template.yaml (the World, the
+# flow and webhook functions) and the examples' stack beside it
+# (examples/aws/template.yaml: the order API and the flight agent).
 #
 #   scripts/local.sh              `make local`: start MiniStack (unless
 #                                 AWS_ENDPOINT_URL names a running emulator,
-#                                 e.g. LocalStack), build, deploy, print the
-#                                 URLs to call
+#                                 e.g. LocalStack), build and deploy both
+#                                 stacks, print the URLs to call; what the
+#                                 tools print goes to a log file it names
 #   scripts/local.sh deploy NAME  build (into .aws-sam/local/NAME) and deploy
-#                                 stack NAME to the running emulator; print
-#                                 its outputs as Key=Value lines on stdout
-#                                 (the e2e test reads them); the stack's
-#                                 Event API (stream push) is made first
+#                                 template.yaml as stack NAME to the running
+#                                 emulator, its flow function FLOW_PKG of
+#                                 the module in FLOW_DIR (the stack's
+#                                 default: functions/flow); print its
+#                                 outputs as Key=Value lines on stdout (the
+#                                 tests read them); the stack's Event API
+#                                 (stream push) is made first
+#   scripts/local.sh deploy-examples NAME
+#                                 the same with the examples' flow function
+#                                 (after the examples' deploy gate), then
+#                                 the examples' stack as NAME-examples on
+#                                 its outputs; print both stacks' outputs
 #   scripts/local.sh delete-events NAME
 #                                 delete stack NAME's Event API, which the
 #                                 stack does not own
 #
 # Environment: AWS_ENDPOINT_URL (default http://127.0.0.1:4566, MiniStack),
-# STACK_NAME for
-# the default command (default workflow-local), EXAMPLE_API (the template's
-# ExampleApi: http-api by default, function-url for LocalStack (see
-# localstack/README.md), none for a stack of one's own workflows only), STACK_PARAMETERS (more
-# Key=Value parameter overrides, space-separated, e.g.
-# ScheduleAfterSeconds=5).
+# STACK_NAME for the default command (default workflow-local), EXAMPLE_API
+# (the examples' ExampleApi: http-api by default, function-url for
+# LocalStack, see localstack/README.md), STACK_PARAMETERS (more Key=Value
+# parameter overrides of template.yaml, space-separated, e.g.
+# ScheduleAfterSeconds=5), FLIGHT_BEDROCK_ENDPOINT (where the flight
+# agent's flow function calls Bedrock; default the emulator's).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -54,7 +65,7 @@ esac
 # URL on lambda-url.<region>.on.aws) or need a resolver for *.localhost
 # (an API's execute-api.localhost), into its path-style routes on the
 # endpoint, keeping a Function URL's trailing slash or its absence (the
-# template's ApiUrl has none). Other URLs (LocalStack's resolve as they
+# examples' ApiUrl has none). Other URLs (LocalStack's resolve as they
 # are) pass unchanged.
 localURL() {
 	local re_url='^https://([a-z0-9]+)\.lambda-url\.[a-z0-9-]+\.on\.aws(/?)$'
@@ -68,12 +79,19 @@ localURL() {
 	fi
 }
 
+# progress tells the person running the script what it is doing: on
+# stderr, or where `make local` points fd 3.
+exec 3>&2
+progress() { echo "$*" >&3; }
+
 # outputs prints the stack's outputs as Key=Value lines, nothing if the
-# stack does not exist.
+# stack does not exist (sam then prints no JSON at all).
 outputs() {
-	scripts/sam.sh list stack-outputs --stack-name "$1" --output json 2>/dev/null |
-		python3 -c 'import json, sys
-for o in json.load(sys.stdin): print(o["OutputKey"] + "=" + o["OutputValue"])' || true
+	local json
+	json=$(scripts/sam.sh list stack-outputs --stack-name "$1" --output json 2>/dev/null) || return 0
+	[[ -n $json ]] || return 0
+	python3 -c 'import json, sys
+for o in json.load(sys.stdin): print(o["OutputKey"] + "=" + o["OutputValue"])' <<<"$json"
 }
 
 output() { sed -n "s/^$1=//p" <<<"$2"; }
@@ -123,17 +141,27 @@ for a in appsync.list_apis()["apis"]:
 PY
 }
 
+# samDeploy deploys the build in $2 of stack $1's template, with the
+# parameter overrides that follow.
 samDeploy() {
-	local stack=$1 base=$2 build=$3 events=$4
-	local params=("Architecture=$arch" FlowTimeout=60 "ExampleApi=${EXAMPLE_API:-http-api}")
-	[[ -z $events ]] || params+=("StreamEventsApiId=$events")
+	local stack=$1 build=$2
+	shift 2
+	# SAM looks for its config beside the template unless told.
+	scripts/sam.sh deploy --config-file "$root/samconfig.toml" --config-env local --stack-name "$stack" \
+		--template-file "$build/template.yaml" --parameter-overrides "$@" >&2
+}
+
+# worldParameters prints template.yaml's parameters, one a line, for
+# webhook base $1 and Event API $2.
+worldParameters() {
+	local params=("Architecture=$arch" FlowTimeout=60)
+	[[ -z $2 ]] || params+=("StreamEventsApiId=$2")
+	[[ -z ${FLOW_SETTINGS:-} ]] || params+=("FlowSettings=$FLOW_SETTINGS")
 	# shellcheck disable=SC2206 # split on purpose: one override per word
 	params+=(${STACK_PARAMETERS:-})
 	# sam refuses an empty value; the parameter's default is empty.
-	[[ -z $base ]] || params+=("WebhookBaseUrl=$base")
-	# SAM looks for its config beside the template unless told.
-	scripts/sam.sh deploy --config-file "$root/samconfig.toml" --config-env local --stack-name "$stack" \
-		--template-file "$build/template.yaml" --parameter-overrides "${params[@]}" >&2
+	[[ -z $1 ]] || params+=("WebhookBaseUrl=$1")
+	printf '%s\n' "${params[@]}"
 }
 
 # webhookBase is the WebhookBaseUrl a stack with these outputs needs:
@@ -144,10 +172,10 @@ webhookBase() {
 	[[ -z $url || $(localURL "$url") == "$url" ]] || localURL "$url"
 }
 
-# gate replays the runs in flight in the stack's World against the code
-# about to be deployed (examples/gate), opening sealed runs with the
-# stack's payload key: a run the new code would break stops the deploy
-# before anything changed. A new stack has no runs.
+# gate replays the runs in flight in the stack's World against the
+# examples' code about to be deployed (examples/gate), opening sealed runs
+# with the stack's payload key: a run the new code would break stops the
+# deploy before anything changed. A new stack has no runs.
 gate() {
 	local stack=$1 out
 	out=$(outputs "$stack")
@@ -155,61 +183,114 @@ gate() {
 		echo "gate: stack $stack is new, no run in flight to replay" >&2
 		return
 	fi
-	echo "gate: replaying the runs in flight of stack $stack on this build" >&2
+	progress "Replaying the runs in flight of stack $stack on this build (the deploy gate)"
 	WORKFLOW_TABLE=$(output TableName "$out") WORKFLOW_QUEUE_URL=$(output QueueUrl "$out") \
 		WORKFLOW_BUCKET=$(output BucketName "$out") WORKFLOW_PAYLOAD_KMS_KEY=$(output PayloadKeyArn "$out") \
-		go run ./examples/gate >&2
+		go -C examples run ./gate >&2
 }
 
-deploy() {
-	local stack=$1 base want events
-	gate "$stack"
+# deployWorld builds template.yaml (its flow function FLOW_PKG in FLOW_DIR,
+# which make passes on to functions/lambda.mk) and deploys it as stack $1;
+# it prints the stack's outputs as the emulator reports them.
+deployWorld() {
+	local stack=$1 base want events params
 	# A build directory of the stack's own: a build for AWS in .aws-sam/build
 	# (arm64, say) is left alone, and stacks can be deployed side by side.
 	local build=.aws-sam/local/$stack
+	progress "Building template.yaml's functions for stack $stack"
 	LAMBDA_ARCH=$arch scripts/sam.sh build --config-env local --build-dir "$build" \
 		--parameter-overrides "Architecture=$arch" >&2
 	# Workflows build webhook URLs on WebhookBaseUrl. A Function URL's ID is
 	# known only once it exists, so a new stack may need a second deploy.
 	events=$(eventAPI "$stack")
 	base=$(webhookBase "$(outputs "$stack")")
-	samDeploy "$stack" "$base" "$build" "$events"
+	progress "Deploying stack $stack"
+	mapfile -t params < <(worldParameters "$base" "$events")
+	samDeploy "$stack" "$build" "${params[@]}"
 	want=$(webhookBase "$(outputs "$stack")")
 	if [[ $want != "$base" ]]; then
-		samDeploy "$stack" "$want" "$build" "$events"
+		progress "Deploying stack $stack again, with its webhook URL"
+		mapfile -t params < <(worldParameters "$want" "$events")
+		samDeploy "$stack" "$build" "${params[@]}"
 	fi
+	outputs "$stack"
+}
+
+# deployExamples deploys stack $1 of template.yaml with the examples' flow
+# function, then the examples' stack beside it as $1-examples on its
+# outputs; it prints both stacks' outputs.
+deployExamples() {
+	local stack=$1 world examples=$1-examples build=.aws-sam/local/$1-examples settings events key
+	gate "$stack"
+	# The flight agent's model: the examples' stack grants the flow function
+	# this one (its FlightModelId's default), the flow function reads it
+	# from FlowSettings (examples/aws/flow).
+	settings="model=amazon.nova-lite-v1:0${FLIGHT_BEDROCK_ENDPOINT:+&bedrock-endpoint=$FLIGHT_BEDROCK_ENDPOINT}"
+	world=$(FLOW_DIR=examples FLOW_PKG=./aws/flow FLOW_SETTINGS=$settings deployWorld "$stack")
+	progress "Building the examples' functions for stack $examples"
+	LAMBDA_ARCH=$arch scripts/sam.sh build --config-file "$root/samconfig.toml" --config-env local \
+		--template-file examples/aws/template.yaml --build-dir "$build" --parameter-overrides "Architecture=$arch" >&2
+	local params=("Architecture=$arch" "ExampleApi=${EXAMPLE_API:-http-api}")
+	for key in TableName TableArn QueueUrl QueueArn BucketName BucketArn PayloadKeyArn FlowFunctionRoleName; do
+		params+=("$key=$(output "$key" "$world")")
+	done
+	# The stack's Event API, if the emulator made one: the flight function
+	# subscribes to run streams' writes.
+	events=$(eventAPI "$stack")
+	[[ -z $events ]] || params+=("StreamEventsApiId=$events")
+	progress "Deploying stack $examples"
+	samDeploy "$examples" "$build" "${params[@]}"
+	printf '%s\n' "$world"
+	outputs "$examples"
+}
+
+# localOutputs copies Key=Value lines with their URLs made local.
+localOutputs() {
+	local key value
 	while IFS='=' read -r key value; do
-		echo "$key=$(localURL "$value")"
-	done <<<"$(outputs "$stack")"
+		[[ -z $key ]] || echo "$key=$(localURL "$value")"
+	done
 }
 
 up() {
-	local stack=${STACK_NAME:-workflow-local} out api token
+	local stack=${STACK_NAME:-workflow-local} out api flight token log start=$SECONDS
+	mkdir -p .aws-sam/local
+	log=$root/.aws-sam/local/$stack.log
+	: >"$log"
+	# Progress on the terminal; what the tools print, in the log.
+	exec 3>&1
+	progress "make local: the tools' output goes to $log"
 	if [[ -z $endpoint_given ]]; then
-		scripts/emulator.sh start
+		progress "Starting MiniStack on 127.0.0.1:4566"
+		scripts/emulator.sh start >>"$log" 2>&1 || {
+			echo "MiniStack did not start; the last lines of $log:" >&2
+			tail -n 20 "$log" >&2
+			exit 1
+		}
 	elif ! curl -s -o /dev/null --max-time 5 "$AWS_ENDPOINT_URL"; then
 		echo "no emulator answers on $AWS_ENDPOINT_URL (see localstack/README.md)" >&2
 		exit 1
 	fi
-	out=$(deploy "$stack")
-	api=$(output ApiUrl "$out")
-	printf '\nStack %s is up on %s:\n%s\n' "$stack" "$AWS_ENDPOINT_URL" "$out"
-	cat <<EOF
-
-Inspect its runs (sealed: the CLI needs the payload key to show their data, docs/CLI.md):
-  WORKFLOW_TABLE=$(output TableName "$out") WORKFLOW_QUEUE_URL=$(output QueueUrl "$out") \\
-  WORKFLOW_BUCKET=$(output BucketName "$out") WORKFLOW_PAYLOAD_KMS_KEY=$(output PayloadKeyArn "$out") \\
-  AWS_ENDPOINT_URL=$AWS_ENDPOINT_URL AWS_REGION=$AWS_REGION AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test \\
-  go run ./cmd/workflow inspect runs --world aws
-EOF
-	if [[ -z $api ]]; then
-		echo "No example API (ExampleApi=none): start runs with a client on this World (docs/AWS.md)."
-		return
+	if ! out=$(deployExamples "$stack" 2>>"$log" | localOutputs); then
+		echo "make local failed; the last lines of $log:" >&2
+		tail -n 30 "$log" >&2
+		exit 1
 	fi
-	token=$(secretValue "$(output ApiTokenSecret "$out")")
+	printf '\nThe stacks'"'"' outputs:\n%s\n' "$out" >>"$log"
+	api=$(output ApiUrl "$out")
+	flight=$(output FlightUrl "$out")
+	token=$(secretValue "$(output ApiTokenSecret "$out")" 2>>"$log")
 	cat <<EOF
 
-Try it (docs/AWS.md explains each call):
+Stacks $stack and $stack-examples are up on $AWS_ENDPOINT_URL, in $((SECONDS - start)) s
+(their outputs are at the end of $log).
+
+  Order API     $api
+  API token     $token
+  Flight agent  $flight
+  Webhooks      $(output WebhookUrl "$out")
+
+Place an order, then confirm and approve it (docs/AWS.md explains each call):
   curl -X POST '$api/orders' -H 'Authorization: Bearer $token' -H 'Content-Type: application/json' \\
        -d '{"id": "o1", "items": [{"sku": "tea", "quantity": 2, "unitCents": 450}]}'
   curl '$api/orders/o1' -H 'Authorization: Bearer $token'     # .webhook is the order's webhook URL
@@ -218,22 +299,30 @@ Try it (docs/AWS.md explains each call):
   curl -X POST '$api/orders/o1/approval' -H 'Authorization: Bearer $token' -H 'Content-Type: application/json' \\
        -d '{"approve": true, "approver": "Grace"}'
 
-The flight agent (examples/flight/README.md; its model is MiniStack's mock Bedrock, which answers
-with text and calls no tools):
+Chat with the flight agent (examples/flight/README.md; MiniStack's mock Bedrock answers with text
+and calls no tools):
   curl --aws-sigv4 aws:amz:$AWS_REGION:lambda --user test:test -H 'Content-Type: application/json' \\
        -H 'Accept: application/x-ndjson' -d '{"messages": [{"role": "user", "text": "Hello!"}]}' \\
-       '$(output FlightUrl "$out")flight/sessions'
+       '${flight}flight/sessions'
+
+Inspect the runs (sealed: the CLI needs the payload key to show their data, docs/CLI.md):
+  WORKFLOW_TABLE=$(output TableName "$out") WORKFLOW_QUEUE_URL=$(output QueueUrl "$out") \\
+  WORKFLOW_BUCKET=$(output BucketName "$out") WORKFLOW_PAYLOAD_KMS_KEY=$(output PayloadKeyArn "$out") \\
+  AWS_ENDPOINT_URL=$AWS_ENDPOINT_URL AWS_REGION=$AWS_REGION AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test \\
+  go run ./cmd/workflow inspect runs --world aws
+
+Stop the emulator (its state goes with it): scripts/emulator.sh stop
 EOF
 }
 
 case ${1:-up} in
 up) up ;;
-deploy)
+deploy | deploy-examples)
 	[[ -n ${2:-} ]] || {
-		echo "usage: $0 deploy STACK_NAME" >&2
+		echo "usage: $0 $1 STACK_NAME" >&2
 		exit 2
 	}
-	deploy "$2"
+	if [[ $1 == deploy ]]; then deployWorld "$2"; else deployExamples "$2"; fi | localOutputs
 	;;
 delete-events)
 	[[ -n ${2:-} ]] || {
@@ -243,7 +332,7 @@ delete-events)
 	deleteEventAPI "$2"
 	;;
 *)
-	echo "usage: $0 [up | deploy STACK_NAME | delete-events STACK_NAME]" >&2
+	echo "usage: $0 [up | deploy STACK_NAME | deploy-examples STACK_NAME | delete-events STACK_NAME]" >&2
 	exit 2
 	;;
 esac

@@ -30,7 +30,7 @@
 // ID) is all a caller needs to read its stream or send it a message, so
 // put them behind the application's authentication, as any route.
 //
-// The handlers run in any server: net/http, cmd/devserver, and a Lambda
+// The handlers run in any server: net/http, examples/devserver, and a Lambda
 // function behind a streaming Function URL (lambdaurl), whose writes go
 // out as they are made.
 package chat

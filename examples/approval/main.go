@@ -7,8 +7,8 @@
 // can compute ("approval:" + order ID); the route resumes it and gets the
 // workflow's reply back on the same call.
 //
-//	go run ./examples/approval
-//	go run ./examples/approval -reject
+//	go -C examples run ./approval
+//	go -C examples run ./approval -reject
 package main
 
 import (

@@ -4,7 +4,7 @@
 // reply channel of its own, not on the run's stream that every reader
 // sees.
 //
-//	go run ./examples/chat
+//	go -C examples run ./chat
 package main
 
 import (

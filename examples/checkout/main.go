@@ -7,7 +7,7 @@
 // Kill it while it runs and start it again with the same -order: the run
 // continues where it was, and no completed step runs twice.
 //
-//	go run ./examples/checkout
+//	go -C examples run ./checkout
 //	go run ./cmd/workflow inspect run <run ID it prints>
 package main
 

@@ -4,7 +4,7 @@
 // data; the model is the scripted one of agent/agenttest unless a program
 // gives it another with [UseModel] (Bedrock, say).
 //
-// cmd/flight runs it on the embedded World (make flight); cmd/devserver
+// cmd/flight runs it on the embedded World (make flight); examples/devserver
 // serves it beside the example application.
 package flight
 

@@ -6,7 +6,7 @@
 // machine with the stack's outputs in its environment:
 //
 //	WORKFLOW_TABLE=... WORKFLOW_QUEUE_URL=... WORKFLOW_BUCKET=... \
-//	WORKFLOW_LONG_STEP_QUEUE_URL=... WORKFLOW_PAYLOAD_KMS_KEY=... go run ./examples/longsteps
+//	WORKFLOW_LONG_STEP_QUEUE_URL=... WORKFLOW_PAYLOAD_KMS_KEY=... go -C examples run ./longsteps
 //
 // WORKFLOW_PAYLOAD_KMS_KEY is the stack's PayloadKeyArn: the stack seals
 // its runs, and a Worker without the key cannot run their steps (its

@@ -3,7 +3,7 @@
 // with the problems if not, instead of accepting everything and failing
 // invisibly later. The run keeps taking submissions until one is valid.
 //
-//	go run ./examples/validate
+//	go -C examples run ./validate
 package main
 
 import (

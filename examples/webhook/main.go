@@ -3,7 +3,7 @@
 // answers the request, and its response streams to curl as server-sent
 // events, one event per word, as the step writes them.
 //
-//	go run ./examples/webhook
+//	go -C examples run ./webhook
 //	# then, in another terminal, the curl command it prints
 package main
 

@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/lambdaworkflow/workflow"
-	"github.com/lambdaworkflow/workflow/internal/testrig/iamcheck"
+	"github.com/lambdaworkflow/workflow/internal/testrig/awsstack/iamcheck"
 	"github.com/lambdaworkflow/workflow/world/aws"
 )
 
@@ -28,7 +28,8 @@ var bigBody = iamcheck.Incompressible(400 << 10)
 // calls are recorded.
 func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 	stack := iamcheck.NewStack(t)
-	stack.PayloadKeyAsIn(t, iamcheck.LoadTemplate(t), "WebhookFunction")
+	tmpl := iamcheck.LoadTemplate(t)
+	stack.PayloadKeyAsIn(t, tmpl, "WebhookFunction")
 	rec := iamcheck.NewRecorder(stack.Names())
 	cfg := stack.Recorded(rec)
 	function := stack.World(t, cfg)
@@ -99,7 +100,7 @@ func TestGrantsAreWhatTheFunctionCalls(t *testing.T) {
 			t.Fatalf("an unknown token got %d", status)
 		}
 	})
-	iamcheck.Check(t, "WebhookFunction", rec)
+	iamcheck.Check(t, tmpl, "WebhookFunction", rec)
 }
 
 // iamAccepting takes n calls of a webhook answered 202.

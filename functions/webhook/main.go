@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambdaurl"
 
 	"github.com/lambdaworkflow/workflow"
-	"github.com/lambdaworkflow/workflow/functions/internal/coldstart"
+	"github.com/lambdaworkflow/workflow/functions/coldstart"
 	"github.com/lambdaworkflow/workflow/otel"
 	"github.com/lambdaworkflow/workflow/webhook"
 )

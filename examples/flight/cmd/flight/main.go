@@ -4,7 +4,7 @@
 // the traveller's approval (sent to the approvals route), and a day's
 // price watch sleeps in between.
 //
-//	go run ./examples/flight/cmd/flight -watch 2s   # make flight
+//	go -C examples run ./flight/cmd/flight -watch 2s   # make flight
 //
 // Without -watch the price watch sleeps the day the story says; the run
 // survives the program: run it again with the same -dir to go on.
