@@ -28,7 +28,7 @@ test: ## vet and run every test; the AWS World's tests need MiniStack (make emul
 	for m in $(MODULES); do $(GO) -C $$m vet ./... || exit 1; done
 	for m in $(MODULES); do $(GO) -C $$m test -race -count=1 -timeout 15m ./... || exit 1; done
 
-lint: ## gofmt, the core builds for Windows, public citations, checkov over the templates (scripts/checkov.yaml), go mod tidy and golangci-lint (.golangci.yml) in every module, the determinism linter over the examples
+lint: ## gofmt, the core builds for Windows, public citations, checkov over the templates (scripts/checkov.yaml), go mod tidy and golangci-lint (scripts/golangci.yml) in every module, the determinism linter over the examples
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	GOOS=windows $(GO) build . ./world/... ./internal/...
 	scripts/check-citations.sh
@@ -36,7 +36,7 @@ lint: ## gofmt, the core builds for Windows, public citations, checkov over the 
 	@for m in $(MODULES); do \
 		echo "== $$m"; \
 		(cd $$m && $(GO) mod tidy -diff) || { echo "go mod tidy: $$m/go.mod or go.sum is not tidy (run go mod tidy there)"; exit 1; }; \
-		(cd $$m && $(GOLANGCI_LINT_RUN) --config "$(CURDIR)/.golangci.yml" ./...) || exit 1; \
+		(cd $$m && $(GOLANGCI_LINT_RUN) --config "$(CURDIR)/scripts/golangci.yml" ./...) || exit 1; \
 	done
 	$(GO) -C workflowcheck build -o $(CURDIR)/bin/workflowcheck ./cmd/workflowcheck
 	cd examples && $(CURDIR)/bin/workflowcheck ./...

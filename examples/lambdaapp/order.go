@@ -1,6 +1,6 @@
-// Package lambdaapp is the example application the repository's Lambda
-// functions serve (functions/flow runs its workflow, functions/api is its
-// API) and that examples/devserver serves on localhost.
+// Package lambdaapp is the example application the examples' Lambda
+// functions serve (examples/aws/flow runs its workflows, examples/aws/api
+// is its API) and that examples/devserver serves on localhost.
 //
 // An order goes through three stages:
 //

@@ -324,7 +324,7 @@ func (lostMessages) Enqueue(context.Context, world.Message) error { return nil }
 
 // StartRun stores the run without its first message.
 func (l lostMessages) StartRun(ctx context.Context, run world.Run, first []world.Event, _ world.Message) (world.Run, error) {
-	return l.World.CreateRun(ctx, run, first)
+	return l.CreateRun(ctx, run, first)
 }
 
 func waitForHook(t *testing.T, ctx context.Context, c *workflow.Client, token string) {

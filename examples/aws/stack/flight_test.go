@@ -30,7 +30,7 @@ import (
 const greeting = "Hello! Can you help me fly to New York?"
 
 // bedrockStandIn is the Bedrock Runtime endpoint the stack's flow function
-// calls for the flight agent (FlightBedrockEndpoint): a call that answers
+// calls for the flight agent (bedrock-endpoint in FlowSettings): a call that answers
 // the greeting goes on to the emulator's Bedrock, the booking's calls get
 // the tool calls the emulator's mock model never makes, from a script.
 type bedrockStandIn struct {

@@ -205,7 +205,7 @@ func (unqueued) Enqueue(context.Context, world.Message) error { return nil }
 
 // StartRun stores the run without its first message.
 func (u unqueued) StartRun(ctx context.Context, run world.Run, first []world.Event, _ world.Message) (world.Run, error) {
-	return u.World.CreateRun(ctx, run, first)
+	return u.CreateRun(ctx, run, first)
 }
 
 var waitHook = workflow.Define("flowtest.waitHook", func(ctx workflow.Context, token string) (string, error) {
