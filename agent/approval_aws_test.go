@@ -2,16 +2,14 @@ package agent_test
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/lambdaworkflow/workflow"
 	"github.com/lambdaworkflow/workflow/agent"
 	"github.com/lambdaworkflow/workflow/agent/agenttest"
-	"github.com/lambdaworkflow/workflow/internal/testrig/emulator"
+	awsrig "github.com/lambdaworkflow/workflow/internal/testrig/awsworld"
 	"github.com/lambdaworkflow/workflow/world"
 	"github.com/lambdaworkflow/workflow/world/aws"
 )
@@ -24,21 +22,7 @@ import (
 // idle worker's long polls of its queue, which it makes with or without
 // the run. The approval then resumes it.
 func TestApprovalWaitCostsNoCallsOnAWS(t *testing.T) {
-	cfg := emulator.Require(t)
-	name := "wf-agent-" + strings.ToLower(rand.Text())
-	opts, err := aws.Bootstrap(t.Context(), cfg, aws.Names{Table: name, Queue: name, Bucket: name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = aws.Teardown(ctx, cfg, opts)
-	})
-	w, err := aws.New(cfg, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, _, _ := awsrig.New(t, "wf-agent-", aws.Names{})
 	model := script(agenttest.Answer("Booking.", agenttest.Call("call-book-aws", "book", map[string]string{"Flight": "UA9"})), agenttest.Answer("Booked."))
 	ctx, stop := context.WithCancel(t.Context())
 	served := make(chan error, 1)

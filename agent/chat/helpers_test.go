@@ -3,7 +3,6 @@ package chat_test
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,7 +19,7 @@ import (
 	"github.com/lambdaworkflow/workflow/agent"
 	"github.com/lambdaworkflow/workflow/agent/agenttest"
 	"github.com/lambdaworkflow/workflow/agent/chat"
-	"github.com/lambdaworkflow/workflow/internal/testrig/emulator"
+	awsrig "github.com/lambdaworkflow/workflow/internal/testrig/awsworld"
 	"github.com/lambdaworkflow/workflow/world"
 	awsworld "github.com/lambdaworkflow/workflow/world/aws"
 	"github.com/lambdaworkflow/workflow/world/local"
@@ -114,22 +113,7 @@ var worlds = map[string]func(t *testing.T) world.World{
 		return w
 	},
 	"aws": func(t *testing.T) world.World {
-		cfg := emulator.Require(t)
-		name := "wf-chat-" + strings.ToLower(rand.Text())
-		opts, err := awsworld.Bootstrap(t.Context(), cfg, awsworld.Names{Table: name, Queue: name, Bucket: name})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if err := awsworld.Teardown(context.Background(), cfg, opts); err != nil {
-				t.Logf("teardown: %v", err)
-			}
-		})
-		w, err := awsworld.New(cfg, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { w.Close() })
+		w, _, _ := awsrig.New(t, "wf-chat-", awsworld.Names{})
 		return w
 	},
 }

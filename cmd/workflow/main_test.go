@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"errors"
 	"io"
 	"io/fs"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lambdaworkflow/workflow/internal/engine"
+	awsrig "github.com/lambdaworkflow/workflow/internal/testrig/awsworld"
 	"github.com/lambdaworkflow/workflow/internal/testrig/emulator"
 	"github.com/lambdaworkflow/workflow/world"
 	awsworld "github.com/lambdaworkflow/workflow/world/aws"
@@ -51,29 +51,13 @@ func openWorlds(t *testing.T) map[string]func(t *testing.T) testWorld {
 // resources of the test's own, and names them in the environment as the
 // Lambda functions are given them.
 func openAWS(t *testing.T, names awsworld.Names) testWorld {
-	cfg := emulator.Require(t)
-	name := "wf-cli-" + strings.ToLower(rand.Text())
-	names.Table, names.Queue, names.Bucket = name, name, name
-	opts, err := awsworld.Bootstrap(t.Context(), cfg, names)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := awsworld.Teardown(context.Background(), cfg, opts); err != nil {
-			t.Logf("teardown: %v", err)
-		}
-	})
+	w, opts, cfg := awsrig.New(t, "wf-cli-", names)
 	t.Setenv("WORKFLOW_TABLE", opts.Table)
 	t.Setenv("WORKFLOW_QUEUE_URL", opts.QueueURL)
 	t.Setenv("WORKFLOW_BUCKET", opts.Bucket)
 	t.Setenv("AWS_REGION", cfg.Region)
 	t.Setenv("AWS_ACCESS_KEY_ID", "test")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	w, err := awsworld.New(cfg, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
 	return testWorld{w, []string{"--world", "aws", "--endpoint", emulator.Endpoint}}
 }
 

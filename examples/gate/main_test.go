@@ -2,15 +2,13 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"crypto/rand"
 	"encoding/json"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/lambdaworkflow/workflow/internal/testrig/emulator"
+	awsrig "github.com/lambdaworkflow/workflow/internal/testrig/awsworld"
 	"github.com/lambdaworkflow/workflow/world"
 	awsworld "github.com/lambdaworkflow/workflow/world/aws"
 	"github.com/lambdaworkflow/workflow/world/local"
@@ -85,20 +83,6 @@ func openLocal(t *testing.T) world.World {
 
 // openAWS bootstraps an AWS World of the test's own on the emulator.
 func openAWS(t *testing.T) world.World {
-	cfg := emulator.Require(t)
-	name := "wf-gate-" + strings.ToLower(rand.Text())
-	opts, err := awsworld.Bootstrap(t.Context(), cfg, awsworld.Names{Table: name, Queue: name, Bucket: name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := awsworld.Teardown(context.Background(), cfg, opts); err != nil {
-			t.Logf("teardown: %v", err)
-		}
-	})
-	w, err := awsworld.New(cfg, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, _, _ := awsrig.New(t, "wf-gate-", awsworld.Names{})
 	return w
 }
