@@ -45,16 +45,18 @@ func TestOwnModuleFromTheDocsBuilds(t *testing.T) {
 		}
 	}
 	run("go", "mod", "init", "example.com/app")
-	// The SDK and its functions module, and the module of the functions'
-	// test rigs, which go mod tidy reads for the tests of the webhook
-	// function (a tool of the module).
+	// The SDK, its functions module and the otel module the functions set
+	// up telemetry with, and the module of the functions' test rigs, which
+	// go mod tidy reads for the tests of the webhook function (a tool of
+	// the module).
 	run("go", "mod", "edit",
 		"-require=github.com/lambdaworkflow/workflow@v0.0.0", "-replace=github.com/lambdaworkflow/workflow="+root,
 		"-require=github.com/lambdaworkflow/workflow/functions@v0.0.0", "-replace=github.com/lambdaworkflow/workflow/functions="+filepath.Join(root, "functions"),
+		"-replace=github.com/lambdaworkflow/workflow/otel="+filepath.Join(root, "otel"),
 		"-replace=github.com/lambdaworkflow/workflow/internal/testrig/awsstack="+filepath.Join(root, "internal", "testrig", "awsstack"))
 	// The modules' checksums, which a user's go get would look up in the
 	// checksum database, out of this machine's reach.
-	for _, mod := range []string{".", "functions", "internal/testrig/awsstack"} {
+	for _, mod := range []string{".", "functions", "otel", "internal/testrig/awsstack"} {
 		sums, err := os.ReadFile(filepath.Join(root, mod, "go.sum"))
 		if err != nil {
 			t.Fatal(err)
