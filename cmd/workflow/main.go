@@ -10,7 +10,7 @@
 //	workflow redrive [--run ID | --workflow checkout]
 //	workflow deployments
 //	workflow gc [--retention 720h]
-//	workflow web [--addr 127.0.0.1:8081] [--allow-cancel]
+//	workflow web [--addr 127.0.0.1:8081] [--allow-cancel] [--allow-host name]
 //	workflow help [command]
 package main
 
