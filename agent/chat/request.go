@@ -20,6 +20,8 @@ const (
 	RunIDHeader = "X-Workflow-Run-Id"
 	// IdempotencyKeyHeader names a request so that a retried one is
 	// processed once: the same turn's run, the same session, one message.
+	// Without [WithCaller], the run a key starts is found by the key alone,
+	// by any caller: make keys random.
 	IdempotencyKeyHeader = "Idempotency-Key"
 	// StartIndexParam is the query parameter of the cursor: the index, in
 	// the run's stream, of the first part to send. An SSE client's
