@@ -35,7 +35,7 @@ type webhookConfig struct {
 	hookRecord
 	manual   bool
 	response *WebhookResponse
-	headers  []string // nil: every header but the credentials
+	headers  []string // nil: defaultRequestHeaders
 }
 
 type hookOptionFunc func(*hookConfig)
@@ -89,12 +89,13 @@ func WithStaticResponse(resp WebhookResponse) WebhookOption {
 
 // WithRequestHeaders records only the named request headers (matched
 // without regard to case) with each request the webhook receives, in
-// [WebhookRequest.Header]; with no names, none. A credential header is
-// recorded only if named here: without this option a webhook records every
-// header but Authorization, Proxy-Authorization, Cookie, X-Api-Key,
-// X-Auth-Token and X-Amz-Security-Token. Requests are kept in the run's
-// log as long as the run is, and read by whoever can read runs, so name
-// only the headers the workflow uses (a signature to verify, a
+// [WebhookRequest.Header]; with no names, none. Without this option a
+// webhook records only Accept, Content-Encoding, Content-Language,
+// Content-Type, Date and User-Agent, so any other header (a signature, an
+// event type, a sender's secret token) reaches the workflow only if named
+// here, together with those of the defaults it reads. Requests are kept in
+// the run's log as long as the run is, and read by whoever can read runs,
+// so name only the headers the workflow uses (a signature to verify, a
 // Content-Type to decode by).
 func WithRequestHeaders(names ...string) WebhookOption {
 	canonical := make([]string, len(names))

@@ -31,7 +31,7 @@ type webhookMeta struct {
 	Response *WebhookResponse `json:"response,omitempty"`
 	User     json.RawMessage  `json:"metadata,omitempty"`
 	// Headers are the request headers to record ([WithRequestHeaders]);
-	// nil (absent) means every one but the credentials, and [] none.
+	// nil (absent) means the defaults (defaultRequestHeaders), and [] none.
 	Headers []string `json:"headers,omitzero"`
 }
 
@@ -41,8 +41,8 @@ type WebhookRequest struct {
 	// URL is the request's path and query, as the caller sent them.
 	URL string
 	// Header holds the request headers the webhook records: those
-	// [WithRequestHeaders] names, or without it every header but the
-	// credentials (Authorization, Cookie and the like; see
+	// [WithRequestHeaders] names, or without it only a few standard ones
+	// that carry no secret (Content-Type, User-Agent and the like; see
 	// WithRequestHeaders).
 	Header http.Header
 	Body   []byte

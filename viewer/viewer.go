@@ -8,6 +8,24 @@
 //
 //	mux.Handle("/runs/", http.StripPrefix("/runs", viewer.New(w)))
 //
+// # What a mounting application adds
+//
+// The viewer has no login: whoever reaches it reads every run (decrypted,
+// with WithPayloadCodec) and, with WithCancel, cancels them. It answers
+// only requests whose Host is loopback or a name given to
+// WithAllowedHosts, so that a page on another site cannot reach a viewer on
+// the operator's machine by DNS rebinding, and WithCancel's POST refuses
+// cross-site requests ([http.CrossOriginProtection]). Served anywhere but
+// loopback, it needs the application's own authentication in front: wrap
+// the handler, so that nothing reaches it unauthenticated.
+//
+//	v := viewer.New(w, viewer.WithAllowedHosts("ops.example.com"))
+//	mux.Handle("/runs/", http.StripPrefix("/runs", requireOperator(v)))
+//
+// where requireOperator is the application's middleware (a session check,
+// an OIDC proxy's header, mutual TLS) that answers 401 or 403 itself and
+// calls v only for an operator.
+//
 // The pages are plain HTML, CSS and a little JavaScript embedded in the
 // binary: nothing is fetched from elsewhere and nothing is built.
 package viewer
@@ -50,6 +68,7 @@ type handler struct {
 	allowCancel bool
 	codec       *codec.Chain
 	mux         *http.ServeMux
+	hosts       []string // names besides loopback it answers (WithAllowedHosts)
 }
 
 // New returns the viewer of w's runs.
@@ -72,6 +91,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Referrer-Policy", "no-referrer")
+	if !h.allowedHost(r) {
+		refuseHost(w, r)
+		return
+	}
 	h.mux.ServeHTTP(w, r)
 }
 

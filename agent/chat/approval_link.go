@@ -17,11 +17,12 @@ import (
 // of tools made with agent.ApprovalByLink, and hands every other webhook
 // to webhook.NewHandler. For an approval link:
 //
-//	GET, HEAD  a page showing the call, with Approve and Deny buttons (and its input to edit); nothing is written
+//	GET, HEAD  a page showing the call, with Deny and Approve buttons (and its input to edit); nothing is written
 //	POST       a decision (the page's form, or an agent.Approval as JSON): checked, then recorded; a page saying so
 //
 // Mail scanners and link previews fetch a link before its reader does,
-// so only a POST decides. The first decision recorded is the one the run
+// so only a POST decides, and Deny is the form's default (first) button:
+// a scanner that submits the form denies, never approves. The first decision recorded is the one the run
 // takes, from the link or agent.Approve; a later POST finds the link
 // gone. A link that is unknown, used or not yet decided but expired gets a
 // page that says it no longer decides (404, or 410 for an expired one),

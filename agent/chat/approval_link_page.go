@@ -47,7 +47,10 @@ func badDecisionPage(err error) linkPage {
 }
 
 // pageTemplate renders every page; html/template escapes what the model
-// and the tool put in the call.
+// and the tool put in the call. Deny is the form's first button, so its
+// default one: Enter in a field, or a link scanner that submits a form or
+// clicks its first button, denies; only a deliberate click approves. (A
+// submission without a button decides nothing.)
 var pageTemplate = template.Must(template.New("link").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <meta name="robots" content="noindex"><title>{{.Title}}</title>
@@ -57,8 +60,8 @@ var pageTemplate = template.Must(template.New("link").Parse(`<!doctype html>
 <p><label for="input">Input</label><br><textarea id="input" name="input" rows="10">{{$.Input}}</textarea></p>
 <p><label for="comment">Comment (optional)</label><br><textarea id="comment" name="comment" rows="3"></textarea></p>
 {{if not .ExpiresAt.IsZero}}<p>This link stops working at {{.ExpiresAt.UTC.Format "2006-01-02 15:04 MST"}}.</p>{{end}}
-<p><button type="submit" name="decision" value="approve" id="approve">Approve</button>
-<button type="submit" name="decision" value="deny" id="deny">Deny</button></p>
+<p><button type="submit" name="decision" value="deny" id="deny">Deny</button>
+<button type="submit" name="decision" value="approve" id="approve">Approve</button></p>
 </form>{{end}}
 </body></html>
 `))

@@ -3,11 +3,13 @@ package chat_test
 import (
 	"context"
 	"crypto/rand"
+	"html"
 	"io"
 	"iter"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -378,5 +380,27 @@ func TestApprovalLinkInABrowser(t *testing.T) {
 	r, booked := outcome(t, run, id)
 	if r.Outcome != agent.Success || len(booked) != 1 || booked[0] != "UA1" {
 		t.Fatalf("result %+v, booked %v", r, booked)
+	}
+}
+
+// TestApprovalLinkDefaultDenies: a mail scanner or a browser that submits
+// the page's form the way implicit submission does (the fields as they are,
+// with the form's first submit button) denies; it never approves.
+func TestApprovalLinkDefaultDenies(t *testing.T) {
+	c, _ := serveLinks(t, worlds["memory"](t))
+	id := "call-link-default-" + strings.ToLower(rand.Text()[:8])
+	run, link := startLinked(t, c, id)
+	page := fetch(t, "GET", link, nil)
+	button := regexp.MustCompile(`<button type="submit" name="([a-z]+)" value="([a-z]+)"`).FindStringSubmatch(page.body)
+	input := regexp.MustCompile(`(?s)<textarea id="input" name="input"[^>]*>(.*?)</textarea>`).FindStringSubmatch(page.body)
+	if button == nil || input == nil {
+		t.Fatalf("no form on the page:\n%s", page.body)
+	}
+	form := url.Values{"input": {html.UnescapeString(input[1])}, "comment": {""}, button[1]: {button[2]}}
+	if p := fetch(t, "POST", link, form); p.status != 200 || !strings.Contains(p.body, "Denied") {
+		t.Fatalf("the form submitted with its default button (%s=%s): %d %s", button[1], button[2], p.status, p.body)
+	}
+	if result, booked := outcome(t, run, id); len(booked) != 0 || result.Outcome != agent.Denied {
+		t.Fatalf("after the default submission the tool booked %q; its outcome %q", booked, result.Outcome)
 	}
 }

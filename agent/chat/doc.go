@@ -26,9 +26,17 @@
 //
 //	mux.Handle("/sessions/", travel.Handler(client, "/sessions"))
 //
-// The handlers authenticate no one: a session's ID (an unguessable run
-// ID) is all a caller needs to read its stream or send it a message, so
-// put them behind the application's authentication, as any route.
+// # Who may read a conversation
+//
+// The handlers authenticate no one: a run's ID is all a caller needs to
+// read its stream or send it a message, so put them behind the
+// application's authentication, as any route. A run started with an
+// [IdempotencyKeyHeader] has an ID derived from the workflow and the key
+// alone, so without [WithCaller] whoever sends the same key joins the same
+// session and reads it: a key is then as secret as the conversation. With
+// WithCaller (the caller's identity, as the application authenticated
+// it) a key names a run among one caller's requests only, and every route
+// answers another caller's run as an unknown session.
 //
 // The handlers run in any server: net/http, examples/devserver, and a Lambda
 // function behind a streaming Function URL (lambdaurl), whose writes go

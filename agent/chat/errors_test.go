@@ -42,6 +42,12 @@ func TestBadRequestsAreRefusedAndLoseNothing(t *testing.T) {
 		{"empty message", "POST", msgs, "", `{"text":"  "}`, nil, 400, "needs text"},
 		{"oversized body", "POST", msgs, "", `{"text":"` + strings.Repeat("x", chat.DefaultMaxBodyBytes) + `"}`, nil, 413, "larger than"},
 		{"not JSON", "POST", msgs, "", "hi", []string{"Content-Type", "text/plain"}, 415, "application/json"},
+		// A page on another site can send these without a preflight.
+		{"message without a Content-Type", "POST", msgs, "", `{"text":"hi"}`, []string{"Content-Type", ""}, 415, "Content-Type: application/json"},
+		{"message as text/plain", "POST", msgs, "", `{"text":"hi"}`, []string{"Content-Type", "text/plain;charset=UTF-8"}, 415, "application/json"},
+		{"session without a Content-Type", "POST", srv.URL + "/sessions", "", userTurn("hi"), []string{"Content-Type", ""}, 415, "Content-Type: application/json"},
+		{"turn without a Content-Type", "POST", srv.URL + "/chat", "", userTurn("hi"), []string{"Content-Type", ""}, 415, "Content-Type: application/json"},
+		{"approval without a Content-Type", "POST", srv.URL + "/approvals/call-nope", "", `{"approved":true}`, []string{"Content-Type", ""}, 415, "Content-Type: application/json"},
 		{"unacceptable framing", "POST", msgs, "image/png", `{"text":"hi"}`, nil, 406, "text/event-stream"},
 		{"unknown session", "POST", srv.URL + "/sessions/wrun_nope/messages", "", `{"text":"hi"}`, nil, 404, "unknown session"},
 		{"a turn is no session", "POST", srv.URL + "/sessions/" + turnID + "/messages", "", `{"text":"hi"}`, nil, 404, "unknown session"},

@@ -20,6 +20,8 @@ const (
 	RunIDHeader = "X-Workflow-Run-Id"
 	// IdempotencyKeyHeader names a request so that a retried one is
 	// processed once: the same turn's run, the same session, one message.
+	// Without [WithCaller], the run a key starts is found by the key alone,
+	// by any caller: make keys random.
 	IdempotencyKeyHeader = "Idempotency-Key"
 	// StartIndexParam is the query parameter of the cursor: the index, in
 	// the run's stream, of the first part to send. An SSE client's
@@ -69,12 +71,17 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // decodeBody reads the request's JSON body into v: at most limit bytes,
-// one object, no unknown fields.
+// one object, no unknown fields, sent as application/json. The media type
+// is required, not assumed: a page on another site can make a browser POST
+// a body without one (or as text/plain) without asking the server first,
+// while application/json needs a CORS preflight the handlers never grant.
 func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-			return &httpError{http.StatusUnsupportedMediaType, fmt.Sprintf("the body must be application/json, not %q", ct)}
+	ct := r.Header.Get("Content-Type")
+	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+		if ct == "" {
+			return &httpError{http.StatusUnsupportedMediaType, "the body must be application/json, sent with Content-Type: application/json"}
 		}
+		return &httpError{http.StatusUnsupportedMediaType, fmt.Sprintf("the body must be application/json, not %q", ct)}
 	}
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
 	dec.DisallowUnknownFields()

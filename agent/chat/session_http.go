@@ -62,9 +62,13 @@ func (h *sessionHandler) start(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = decodeBody(w, r, h.cfg.maxBody, &t)
 	}
+	var start []workflow.StartOption
+	if err == nil {
+		start, err = h.startOptions(r, key)
+	}
 	var run *workflow.Run[*agent.Result]
 	if err == nil {
-		run, err = h.s.Start(r.Context(), h.c, t, startOptions(key)...)
+		run, err = h.s.Start(r.Context(), h.c, t, start...)
 	}
 	switch {
 	case err != nil:
@@ -95,7 +99,7 @@ func (h *sessionHandler) message(w http.ResponseWriter, r *http.Request) {
 	m.ID = cmp.Or(key, m.ID, "msg_"+rand.Text())
 	var run *workflow.Run[*agent.Result]
 	if err == nil {
-		run, err = h.run(r.Context(), r.PathValue("id"))
+		run, err = h.run(r, r.PathValue("id"))
 	}
 	if err == nil {
 		err = h.send(r.Context(), run, m)

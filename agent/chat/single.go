@@ -85,9 +85,13 @@ func (s *SingleTurn) Handler(c *workflow.Client, path string, opts ...HandlerOpt
 		if err == nil {
 			err = decodeBody(w, r, srv.cfg.maxBody, &t)
 		}
+		var start []workflow.StartOption
+		if err == nil {
+			start, err = srv.startOptions(r, key)
+		}
 		var run *workflow.Run[*agent.Result]
 		if err == nil {
-			run, err = s.Start(r.Context(), c, t, startOptions(key)...)
+			run, err = s.Start(r.Context(), c, t, start...)
 		}
 		if err != nil {
 			writeError(w, err)
@@ -111,13 +115,6 @@ func streamRequest(r *http.Request) (contentType string, from int64, key string,
 	}
 	key, err = idempotencyKey(r)
 	return ct, from, key, err
-}
-
-func startOptions(key string) []workflow.StartOption {
-	if key == "" {
-		return nil
-	}
-	return []workflow.StartOption{workflow.WithIdempotencyKey(key)}
 }
 
 // routePath checks a handler's path: absolute, without a trailing slash.

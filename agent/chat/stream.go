@@ -18,6 +18,7 @@ type HandlerOption func(*handlerConfig)
 type handlerConfig struct {
 	maxBody   int64
 	heartbeat time.Duration
+	caller    func(*http.Request) (string, error) // WithCaller
 }
 
 // DefaultHeartbeat is how long a stream may stay silent before the
@@ -65,10 +66,15 @@ type scope struct {
 }
 
 // run returns the run with ID id if it is one of this handler's
-// workflow: any other ID is an unknown session.
-func (s *server) run(ctx context.Context, id string) (*workflow.Run[*agent.Result], error) {
-	info, err := s.c.World().GetRun(ctx, id)
-	if err != nil || info.Workflow != s.workflow {
+// workflow, started by the request's caller (WithCaller): any other ID is
+// an unknown session.
+func (s *server) run(r *http.Request, id string) (*workflow.Run[*agent.Result], error) {
+	info, err := s.c.World().GetRun(r.Context(), id)
+	var owned bool
+	if err == nil && info.Workflow == s.workflow {
+		owned, err = s.owns(r, info)
+	}
+	if err != nil || !owned {
 		if err == nil || errors.Is(err, world.ErrRunNotFound) {
 			return nil, &httpError{http.StatusNotFound, "unknown session " + strconv.Quote(id)}
 		}
@@ -87,7 +93,7 @@ func (s *server) reconnect(w http.ResponseWriter, r *http.Request) {
 	}
 	var run *workflow.Run[*agent.Result]
 	if err == nil {
-		run, err = s.run(r.Context(), r.PathValue("id"))
+		run, err = s.run(r, r.PathValue("id"))
 	}
 	if err != nil {
 		writeError(w, err)

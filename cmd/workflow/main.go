@@ -10,7 +10,7 @@
 //	workflow redrive [--run ID | --workflow checkout]
 //	workflow deployments
 //	workflow gc [--retention 720h]
-//	workflow web [--addr 127.0.0.1:8081] [--allow-cancel]
+//	workflow web [--addr 127.0.0.1:8081] [--allow-cancel] [--allow-host name]
 //	workflow help [command]
 package main
 
@@ -24,6 +24,7 @@ import (
 	"os/signal"
 	"strings"
 
+	"github.com/lambdaworkflow/workflow/internal/termtext"
 	"github.com/lambdaworkflow/workflow/world"
 )
 
@@ -72,7 +73,7 @@ func main() {
 	defer stop()
 	err := runWith(ctx, os.Args[1:], &env{in: os.Stdin, out: os.Stdout})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "workflow:", err)
+		fmt.Fprintln(termtext.Writer{W: os.Stderr}, "workflow:", err)
 		if errors.Is(err, errUsage) {
 			os.Exit(2)
 		}
@@ -89,6 +90,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 }
 
 func runWith(ctx context.Context, args []string, env *env) error {
+	// Everything a command writes goes through one escaping writer: the
+	// IDs, names, attributes, errors and source it prints are others'.
+	safe := *env
+	safe.out = termtext.Writer{W: env.out}
+	env = &safe
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
 		if len(args) > 1 {
 			return helpFor(strings.Join(args[1:], " "), env.out)

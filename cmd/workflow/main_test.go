@@ -249,13 +249,14 @@ func TestUsageErrorsAndHelp(t *testing.T) {
 	}
 }
 
-// serveViewer runs workflow web on tw and reads its run list.
+// serveViewer runs workflow web on tw and reads its run list, under
+// loopback and the name --allow-host gave it, never under another.
 func serveViewer(t *testing.T, tw testWorld) {
 	ctx, stop := context.WithCancel(t.Context())
 	out := &syncBuffer{}
 	done := make(chan error, 1)
 	go func() {
-		done <- runWith(ctx, append([]string{"web", "--addr", "127.0.0.1:0"}, tw.flags...), &env{in: strings.NewReader(""), out: out})
+		done <- runWith(ctx, append([]string{"web", "--addr", "127.0.0.1:0", "--allow-host", "ops.example"}, tw.flags...), &env{in: strings.NewReader(""), out: out})
 	}()
 	waitFor(t, out, "/ (read-only)")
 	base := strings.Fields(strings.TrimPrefix(out.String(), "viewer on "))[0]
@@ -267,6 +268,18 @@ func serveViewer(t *testing.T, tw testWorld) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || strings.Count(string(body), `"id"`) != 3 {
 		t.Fatalf("the viewer's run list: %s %s", resp.Status, body)
+	}
+	for host, want := range map[string]int{"ops.example:8081": http.StatusOK, "evil.example": http.StatusMisdirectedRequest} {
+		req, _ := http.NewRequest(http.MethodGet, base+"api/runs", nil)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("the viewer asked as %s: %s, want %d", host, resp.Status, want)
+		}
 	}
 	stop()
 	if err := <-done; err != nil {

@@ -15,6 +15,11 @@ func web(ctx context.Context, env *env, args []string) error {
 	fs, wf := newFlags("web", env)
 	addr := fs.String("addr", "127.0.0.1:8081", "address to serve the viewer on")
 	allowCancel := fs.Bool("allow-cancel", false, "show a cancel button on unfinished runs (read-only without it)")
+	var hosts []string
+	fs.Func("allow-host", "a host name the viewer also answers to, besides loopback (repeatable; put your own authentication in front of it)", func(name string) error {
+		hosts = append(hosts, name)
+		return nil
+	})
 	if err := noArgs(fs, args); err != nil {
 		return err
 	}
@@ -23,7 +28,7 @@ func web(ctx context.Context, env *env, args []string) error {
 		return err
 	}
 	defer w.Close()
-	opts := []viewer.Option{viewer.WithPayloadCodec(wf.codec)}
+	opts := []viewer.Option{viewer.WithPayloadCodec(wf.codec), viewer.WithAllowedHosts(hosts...)}
 	if *allowCancel {
 		opts = append(opts, viewer.WithCancel())
 	}
