@@ -60,7 +60,8 @@ type hookSpec struct {
 }
 
 var receiver = workflow.Define("webhook.receiver", func(ctx workflow.Context, spec hookSpec) ([]string, error) {
-	var opts []workflow.WebhookOption
+	// X-Test is no header a webhook records by default: the receiver names it.
+	opts := []workflow.WebhookOption{workflow.WithRequestHeaders("X-Test")}
 	switch spec.Mode {
 	case "manual":
 		opts = append(opts, workflow.WithManualResponse())
