@@ -24,7 +24,7 @@ run: ## run the checkout example on the embedded World
 flight: ## the flight-booking agent in a chat session over HTTP, on the embedded World (the day's price watch cut to 2 s)
 	$(GO) -C examples run ./flight/cmd/flight -watch 2s
 
-test: 
+test: ## vet and run every test, the SDK's module beside the others (scripts/test-modules.sh); the AWS World's tests need MiniStack (make emulator)
 	for m in $(MODULES); do $(GO) -C $$m vet ./... || exit 1; done
 	scripts/test-modules.sh $(GO) $(MODULES)
 
