@@ -10,8 +10,9 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/lambda v1.115.0
 	github.com/lambdaworkflow/workflow v0.0.0
 	github.com/lambdaworkflow/workflow/internal/testrig/awsstack v0.0.0
-	go.yaml.in/yaml/v3 v3.0.5
 )
+
+require go.yaml.in/yaml/v3 v3.0.5 // indirect
 
 require (
 	github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream v1.7.27 // indirect
