@@ -13,16 +13,6 @@ var appendLimitTests = []test{
 	{"MaxAppendFitsOneLeasedAppend", testMaxAppendFitsLeased},
 }
 
-// appendLimiter returns the World's optional AppendLimiter, or skips: the
-// engine then splits its batches at its own default.
-func appendLimiter(t *testing.T, w world.World) world.AppendLimiter {
-	l, ok := w.(world.AppendLimiter)
-	if !ok {
-		t.Skip("this World does not implement the optional world.AppendLimiter")
-	}
-	return l
-}
-
 // fullBatch is as many step events as the World says one append takes.
 func fullBatch(t *testing.T, l world.AppendLimiter) []world.Event {
 	n := l.MaxAppend()
@@ -39,14 +29,14 @@ func fullBatch(t *testing.T, l world.AppendLimiter) []world.Event {
 // An append of MaxAppend events is written whole, by AppendEvents (an
 // append from outside the run) as by AppendLeased (the engine's own).
 func testMaxAppendFits(t *testing.T, w world.World) {
-	evs := fullBatch(t, appendLimiter(t, w))
+	evs := fullBatch(t, optional[world.AppendLimiter](t, w))
 	run := createRun(t, w, newRun(unique("wf")), ev(world.RunCreated, "", ""))
 	mustAppend(t, w, run.ID, 2, nil, evs...)
 	checkEvents(t, mustEvents(t, w, run.ID, 1), run.ID, 2, evs)
 }
 
 func testMaxAppendFitsLeased(t *testing.T, w world.World) {
-	evs := fullBatch(t, appendLimiter(t, w))
+	evs := fullBatch(t, optional[world.AppendLimiter](t, w))
 	run, a, _ := heldRun(t, w, time.Minute)
 	missed, err := w.AppendLeased(testContext(t), a.Owner, run.ID, 2, evs, nil)
 	if err != nil || len(missed) != 0 {

@@ -25,10 +25,7 @@ var inboxTests = []test{
 // inboxRun returns the World's optional Inbox and a run holding its lease,
 // or skips.
 func inboxRun(t *testing.T, w world.World) (world.Inbox, world.Run, world.Lease) {
-	ib, ok := w.(world.Inbox)
-	if !ok {
-		t.Skip("this World does not implement the optional world.Inbox")
-	}
+	ib := optional[world.Inbox](t, w)
 	run, a, _ := heldRun(t, w, time.Minute)
 	return ib, run, a
 }

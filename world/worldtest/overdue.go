@@ -228,10 +228,7 @@ func testOverdueRequeueMarkLasts(t *testing.T, w world.World) {
 // have the next check fail a healthy run as stuck. While the message
 // waits, the mark is taken.
 func testOverdueRequeueByInbox(t *testing.T, w world.World) {
-	ib, ok := w.(world.Inbox)
-	if !ok {
-		t.Skip("this World does not implement the optional world.Inbox")
-	}
+	ib := optional[world.Inbox](t, w)
 	ctx := testContext(t)
 	dueByInbox := func() world.OverdueRun {
 		t.Helper()

@@ -13,17 +13,8 @@ var runReaderTests = []test{
 	{"AcquireLeaseAtTellsTheLastSlot", testAcquireLeaseAt},
 }
 
-// runReader returns the World's optional RunReader, or skips.
-func runReader(t *testing.T, w world.World) world.RunReader {
-	r, ok := w.(world.RunReader)
-	if !ok {
-		t.Skip("this World does not implement the optional world.RunReader")
-	}
-	return r
-}
-
 func testReadRun(t *testing.T, w world.World) {
-	r := runReader(t, w)
+	r := optional[world.RunReader](t, w)
 	ctx := testContext(t)
 	first := []world.Event{ev(world.RunCreated, "", `{"input":1}`), ev(world.RunStarted, "", "")}
 	run := createRun(t, w, newRun(unique("wf")), first...)
@@ -63,7 +54,7 @@ func testReadRun(t *testing.T, w world.World) {
 }
 
 func testAcquireLeaseAt(t *testing.T, w world.World) {
-	r := runReader(t, w)
+	r := optional[world.RunReader](t, w)
 	ctx := testContext(t)
 	run := createRun(t, w, newRun(unique("wf")), ev(world.RunCreated, "", ""))
 	at := now()

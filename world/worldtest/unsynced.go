@@ -16,10 +16,7 @@ var unsyncedTests = []test{
 // its GetRun and ReadStream: the same run, the same chunks, the same
 // errors, before and after the run's end and the stream's close.
 func testUnsyncedReads(t *testing.T, w world.World) {
-	u, ok := w.(world.UnsyncedReader)
-	if !ok {
-		t.Skip("this World does not implement the optional world.UnsyncedReader")
-	}
+	u := optional[world.UnsyncedReader](t, w)
 	ctx := testContext(t)
 	if _, err := u.GetRunUnsynced(ctx, unique("missing")); !errors.Is(err, world.ErrRunNotFound) {
 		t.Fatalf("GetRunUnsynced of a missing run: %v, want ErrRunNotFound", err)
