@@ -17,8 +17,11 @@ import (
 // The part can reach the stream before the run waits on the call's hook,
 // so a decision for an ID not yet waiting is held for up to 10 s before
 // the 404.
-// The route decides for whoever knows the ID: put it behind the
-// application's authentication and check that the caller may decide.
+// Without [WithCaller] the route decides for whoever knows the ID: put it
+// behind the application's authentication and check that the caller may
+// decide. With it, a caller decides only the calls of the runs it started
+// through a handler with the same WithCaller: another caller's call is
+// answered 404, as an unknown call is.
 func ApprovalHandler(c *workflow.Client, path string, opts ...HandlerOption) http.Handler {
 	cfg := handlerConfig{maxBody: DefaultMaxBodyBytes}
 	for _, o := range opts {
@@ -29,11 +32,17 @@ func ApprovalHandler(c *workflow.Client, path string, opts ...HandlerOption) htt
 		var a agent.Approval
 		err := decodeBody(w, r, cfg.maxBody, &a)
 		if err == nil {
-			approve := func() error { return agent.Approve(r.Context(), c, r.PathValue("call"), a) }
+			call := r.PathValue("call")
+			approve := func() error {
+				if err := cfg.ownsHook(r, c, call); err != nil {
+					return err
+				}
+				return agent.Approve(r.Context(), c, call, a)
+			}
 			err = untilHookExists(r.Context(), approve, func(error) error { return nil })
 		}
 		switch {
-		case errors.Is(err, workflow.ErrHookNotFound):
+		case errors.Is(err, workflow.ErrHookNotFound), errors.Is(err, errOtherCaller):
 			writeError(w, &httpError{http.StatusNotFound, "no tool call waits for a decision under " + r.PathValue("call")})
 		case errors.Is(err, workflow.ErrInvalidPayload):
 			writeError(w, badRequest("%v", err))

@@ -3,6 +3,7 @@ package chat
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"strconv"
 
@@ -44,7 +45,7 @@ func (s *server) startOptions(r *http.Request, key string) ([]workflow.StartOpti
 		}
 		return []workflow.StartOption{workflow.WithIdempotencyKey(key)}, nil
 	}
-	tag, err := s.callerTag(r)
+	tag, err := s.cfg.callerTag(r)
 	if err != nil {
 		return nil, err
 	}
@@ -58,17 +59,43 @@ func (s *server) startOptions(r *http.Request, key string) ([]workflow.StartOpti
 
 // owns reports whether the request's caller started run (always, for a
 // handler without WithCaller).
-func (s *server) owns(r *http.Request, run world.Run) (bool, error) {
-	if s.cfg.caller == nil {
+func (c handlerConfig) owns(r *http.Request, run world.Run) (bool, error) {
+	if c.caller == nil {
 		return true, nil
 	}
-	tag, err := s.callerTag(r)
+	tag, err := c.callerTag(r)
 	return err == nil && run.Attributes[CallerAttribute] == tag, err
 }
 
+// errOtherCaller is ownsHook's answer for a hook of another caller's
+// run, which routes answer as they answer an unknown token. It is not
+// workflow.ErrHookNotFound, so that the wait for a hook not yet created
+// does not hold it.
+var errOtherCaller = errors.New("chat: the hook belongs to another caller's run")
+
+// ownsHook is owns for the run that waits on the hook with token.
+func (c handlerConfig) ownsHook(r *http.Request, wc *workflow.Client, token string) error {
+	if c.caller == nil {
+		return nil
+	}
+	hook, err := wc.GetHook(r.Context(), token)
+	if err != nil {
+		return err
+	}
+	run, err := wc.World().GetRun(r.Context(), hook.RunID)
+	if err != nil {
+		return err
+	}
+	owned, err := c.owns(r, run)
+	if err == nil && !owned {
+		err = errOtherCaller
+	}
+	return err
+}
+
 // callerTag is the hash of the request's caller that runs carry.
-func (s *server) callerTag(r *http.Request) (string, error) {
-	id, err := s.cfg.caller(r)
+func (c handlerConfig) callerTag(r *http.Request) (string, error) {
+	id, err := c.caller(r)
 	if err != nil {
 		return "", &httpError{http.StatusUnauthorized, err.Error()}
 	}

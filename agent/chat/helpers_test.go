@@ -121,16 +121,30 @@ var worlds = map[string]func(t *testing.T) world.World{
 // serve runs a worker on w and serves both patterns on 127.0.0.1:
 // single-turn on /chat, sessions on /sessions, approvals on /approvals.
 func serve(t *testing.T, w world.World) (*workflow.Client, *httptest.Server) {
+	return serveRoutes(t, w, func(c *workflow.Client) map[string]http.Handler {
+		return map[string]http.Handler{
+			"/chat":       turns.Handler(c, "/chat"),
+			"/sessions":   sessions.Handler(c, "/sessions"),
+			"/approvals/": chat.ApprovalHandler(c, "/approvals"),
+		}
+	})
+}
+
+// serveRoutes runs a worker on w and serves on 127.0.0.1 the handlers
+// routes returns, each under its pattern and, for a pattern without a
+// trailing slash, under the pattern's subtree as well.
+func serveRoutes(t *testing.T, w world.World, routes func(*workflow.Client) map[string]http.Handler) (*workflow.Client, *httptest.Server) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = workflow.NewWorker(w, workflow.WorkerOptions{}).Run(ctx) }()
 	c := workflow.NewClient(w)
 	mux := http.NewServeMux()
-	mux.Handle("/chat", turns.Handler(c, "/chat"))
-	mux.Handle("/chat/", turns.Handler(c, "/chat"))
-	mux.Handle("/sessions", sessions.Handler(c, "/sessions"))
-	mux.Handle("/sessions/", sessions.Handler(c, "/sessions"))
-	mux.Handle("/approvals/", chat.ApprovalHandler(c, "/approvals"))
+	for pattern, h := range routes(c) {
+		mux.Handle(pattern, h)
+		if !strings.HasSuffix(pattern, "/") {
+			mux.Handle(pattern+"/", h)
+		}
+	}
 	srv := httptest.NewServer(mux)
 	t.Cleanup(func() { srv.Close(); cancel(); <-done })
 	return c, srv

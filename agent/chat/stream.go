@@ -72,7 +72,7 @@ func (s *server) run(r *http.Request, id string) (*workflow.Run[*agent.Result], 
 	info, err := s.c.World().GetRun(r.Context(), id)
 	var owned bool
 	if err == nil && info.Workflow == s.workflow {
-		owned, err = s.owns(r, info)
+		owned, err = s.cfg.owns(r, info)
 	}
 	if err != nil || !owned {
 		if err == nil || errors.Is(err, world.ErrRunNotFound) {
