@@ -159,7 +159,7 @@ func Open(dir string, opts ...Option) (*World, error) {
 		if _, err := os.Stat(path); err != nil {
 			return nil, fmt.Errorf("local: no World in %s: %w", dir, err)
 		}
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+	} else if err := createPrivate(dir, path); err != nil {
 		return nil, fmt.Errorf("local: %w", err)
 	}
 	w := &World{clock: cfg.clock, retention: world.RetentionOrDefault(cfg.retention), id: rand.Text(),
