@@ -38,7 +38,9 @@ func WithMaxRetries(n int) StepOption {
 }
 
 // WithBackoff sets the delay before retry n (1-based) when the error does
-// not carry its own (see [Retryable]). The default doubles from 1 s to 1 min.
+// not carry its own (see [Retryable]): [ExponentialBackoff] and
+// [LinearBackoff] build one, with the [Jitter] you choose. The default is
+// [DefaultBackoff].
 func WithBackoff(backoff func(retry int) time.Duration) StepOption {
 	return func(c *stepConfig) { c.backoff = backoff }
 }
@@ -58,7 +60,7 @@ const DefaultMaxRetries = 3
 
 // DefineStep registers a step under a name stored in the log.
 func DefineStep[I, O any](name string, fn func(ctx context.Context, input I) (O, error), opts ...StepOption) *Step[I, O] {
-	cfg := stepConfig{maxRetries: DefaultMaxRetries, backoff: engine.DefaultBackoff}
+	cfg := stepConfig{maxRetries: DefaultMaxRetries, backoff: DefaultBackoff}
 	for _, o := range opts {
 		o(&cfg)
 	}

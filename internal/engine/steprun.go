@@ -219,8 +219,3 @@ func (inv *invocation) recordStepResult(r stepResult) {
 	inv.logAt(slog.LevelWarn, "workflow: step attempt failed; retrying",
 		append(stepArgs(op, r.attempt), "err", r.err, "retry_at", op.step.retryAt.UTC().Format(time.RFC3339Nano))...)
 }
-
-// DefaultBackoff doubles from one second, capped at a minute.
-func DefaultBackoff(retry int) time.Duration {
-	return min(time.Second<<min(retry-1, 6), time.Minute)
-}
